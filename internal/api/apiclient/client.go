@@ -1,0 +1,122 @@
+// Package apiclient is the Go client of jam's control API. The CLI reaches
+// the daemon only through it.
+//
+// It dials the daemon's unix socket, decodes the error envelope into
+// [*Error] (whose Code is stable), and reports a daemon that is not running
+// as [ErrNotRunning] rather than as a raw dial error.
+package apiclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+// ErrNotRunning means no daemon answers on the socket.
+var ErrNotRunning = errors.New("jamd is not running")
+
+// Error is an error response from the daemon.
+type Error struct {
+	HTTPStatus int
+	Code       wire.Code
+	Message    string
+}
+
+func (e *Error) Error() string { return e.Message + " (" + string(e.Code) + ")" }
+
+// Client talks to one daemon. It is safe for concurrent use.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// New returns a client for the daemon listening on socketPath.
+func New(socketPath string) *Client {
+	dialer := &net.Dialer{Timeout: 2 * time.Second}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", socketPath)
+		},
+		MaxIdleConns:    2,
+		IdleConnTimeout: 30 * time.Second,
+	}
+	return &Client{socket: socketPath, hc: &http.Client{Transport: tr}}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// Status returns the daemon's status.
+func (c *Client) Status(ctx context.Context) (wire.Status, error) {
+	var st wire.Status
+	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &st)
+	return st, err
+}
+
+// WaitReady polls Status every interval until the daemon answers or ctx
+// ends. It returns the first answer, or the last error when ctx ends.
+func (c *Client) WaitReady(ctx context.Context, interval time.Duration) (wire.Status, error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		st, err := c.Status(ctx)
+		if err == nil || !errors.Is(err, ErrNotRunning) {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return wire.Status{}, err
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, "http://jamd"+path, body)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if notRunning(err) {
+			return fmt.Errorf("%w (no daemon answers on %s)", ErrNotRunning, c.socket)
+		}
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("%s %s: read response: %w", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var eb wire.ErrorBody
+		if json.Unmarshal(raw, &eb) != nil || eb.Error.Code == "" {
+			return &Error{HTTPStatus: resp.StatusCode, Code: wire.CodeInternal, Message: fmt.Sprintf("%s %s: unexpected %s", method, path, resp.Status)}
+		}
+		return &Error{HTTPStatus: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s %s: decode response: %w", method, path, err)
+	}
+	return nil
+}
+
+// notRunning reports whether a dial error means nothing listens: the
+// socket file is missing, or it is stale and refuses connections.
+func notRunning(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}

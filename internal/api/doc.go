@@ -1,0 +1,15 @@
+// Package api serves jam's control API: HTTP with JSON bodies on a unix
+// socket (mode 0600, inside the 0700 data directory) for the CLI, and the
+// same handlers on a loopback TCP address with bearer-token authentication
+// for the web UI.
+//
+// Routes are ServeMux patterns under /v1/. Every error response is the
+// envelope of package wire, and errors.go is the one place where Go errors
+// become codes and HTTP statuses. Unknown routes and wrong methods get the
+// same envelope (not_found, method_not_allowed), never Go's plain-text
+// defaults.
+//
+// The server derives its base context from the daemon's, so a stop cancels
+// every request; Stop drains in-flight requests until its context expires
+// and then closes what is left.
+package api

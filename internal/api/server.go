@@ -1,0 +1,297 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Backend is what the handlers need from the daemon.
+type Backend interface {
+	Status(ctx context.Context) (wire.Status, error)
+}
+
+// Config configures a Server.
+type Config struct {
+	// SocketPath is the unix socket to serve on. Required.
+	SocketPath string
+	// HTTPAddr is a loopback TCP address to serve on as well; "" disables.
+	HTTPAddr string
+	// TokenPath receives the bearer token for the TCP listener (mode 0600).
+	// Required when HTTPAddr is set.
+	TokenPath string
+	// Logger receives request failures. Required.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	MaxBodyBytes int64
+	// ReadHeaderTimeout bounds slow clients; default 10s.
+	ReadHeaderTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.SocketPath == "":
+		return errors.New("api: socket path is required")
+	case c.HTTPAddr != "" && c.TokenPath == "":
+		return errors.New("api: a token path is required with an HTTP address")
+	case c.Logger == nil:
+		return errors.New("api: logger is required")
+	}
+	// sockaddr_un holds 108 bytes including the terminating NUL.
+	if len(c.SocketPath) > 107 {
+		return fmt.Errorf("%w: control socket path %s is %d bytes, over the 107 a unix socket allows; choose a shorter data directory", jam.ErrInvalid, c.SocketPath, len(c.SocketPath))
+	}
+	return nil
+}
+
+// Server serves the control API. Start it once; Stop it once or more.
+type Server struct {
+	cfg     Config
+	backend Backend
+	log     *slog.Logger
+	handler http.Handler
+
+	mu       sync.Mutex
+	servers  []*http.Server // guarded by mu
+	httpAddr string         // guarded by mu
+	token    string         // guarded by mu
+	wg       sync.WaitGroup
+}
+
+// New builds a Server; nothing listens until Start.
+func New(cfg Config, backend Backend) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, backend: backend, log: cfg.Logger.With("component", "api")}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// transport records which listener a request came through.
+type transport int
+
+const (
+	viaSocket transport = iota + 1
+	viaTCP
+)
+
+type transportKey struct{}
+
+// Start listens on the socket (and the TCP address, if configured) and
+// serves until Stop. Requests inherit ctx, the daemon's context.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.servers) > 0 {
+		return errors.New("api: already started")
+	}
+	// A socket file left by a daemon that died is stale: the caller holds
+	// the data-directory lock, so no live daemon owns it.
+	if err := os.Remove(s.cfg.SocketPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove stale socket %s: %w", s.cfg.SocketPath, err)
+	}
+	ul, err := net.Listen("unix", s.cfg.SocketPath)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.SocketPath, err)
+	}
+	if err := os.Chmod(s.cfg.SocketPath, 0o600); err != nil {
+		ul.Close()
+		return fmt.Errorf("restrict socket %s: %w", s.cfg.SocketPath, err)
+	}
+	listeners := []struct {
+		l  net.Listener
+		tr transport
+		h  http.Handler
+	}{{ul, viaSocket, s.handler}}
+
+	if s.cfg.HTTPAddr != "" {
+		token, err := writeToken(s.cfg.TokenPath)
+		if err != nil {
+			ul.Close()
+			return err
+		}
+		tl, err := net.Listen("tcp", s.cfg.HTTPAddr)
+		if err != nil {
+			ul.Close()
+			return fmt.Errorf("listen on %s: %w", s.cfg.HTTPAddr, err)
+		}
+		s.token = token
+		s.httpAddr = tl.Addr().String()
+		listeners = append(listeners, struct {
+			l  net.Listener
+			tr transport
+			h  http.Handler
+		}{tl, viaTCP, s.requireToken(s.handler)})
+	}
+
+	for _, ln := range listeners {
+		tr := ln.tr
+		srv := &http.Server{
+			Handler:           ln.h,
+			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			BaseContext:       func(net.Listener) context.Context { return ctx },
+			ConnContext: func(c context.Context, _ net.Conn) context.Context {
+				return context.WithValue(c, transportKey{}, tr)
+			},
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		}
+		s.servers = append(s.servers, srv)
+		l := ln.l
+		s.wg.Go(func() {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("serve", "addr", l.Addr().String(), "err", err)
+			}
+		})
+	}
+	return nil
+}
+
+// HTTPAddr returns the bound TCP address, or "" when TCP is off.
+func (s *Server) HTTPAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.httpAddr
+}
+
+// Stop stops accepting, waits for in-flight requests until ctx expires,
+// then closes the rest, and returns once every serving goroutine has
+// exited. It removes the socket file. Safe before Start and twice.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	servers := s.servers
+	s.servers = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			// Draining ran out of time: cut the remaining connections.
+			errs = append(errs, fmt.Errorf("drain api: %w", err))
+			srv.Close()
+		}
+	}
+	s.wg.Wait()
+	if len(servers) > 0 {
+		if err := os.Remove(s.cfg.SocketPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeToken writes a fresh random token to path with mode 0600, replacing
+// any earlier one atomically.
+func writeToken(path string) (string, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("generate api token: %w", err)
+	}
+	token := hex.EncodeToString(raw[:])
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".token-*")
+	if err != nil {
+		return "", fmt.Errorf("write api token: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(token + "\n"); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write api token: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write api token: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write api token: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("write api token: %w", err)
+	}
+	return token, nil
+}
+
+// requireToken guards the TCP listener: the request must carry the bearer
+// token and name a loopback host (which defeats DNS rebinding from a
+// browser page on another origin).
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			s.writeError(w, r, &apiError{code: wire.CodePermissionDenied, msg: "host " + clip(r.Host) + " is not a loopback name"})
+			return
+		}
+		s.mu.Lock()
+		token := s.token
+		s.mu.Unlock()
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="jam"`)
+			s.writeError(w, r, &apiError{code: wire.CodeUnauthenticated, msg: "missing or wrong bearer token (see api.token in the data directory)"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// writeJSON writes v with status.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(v); err != nil {
+		s.log.Debug("write response", "err", err)
+	}
+}
+
+// writeError writes err in the error envelope.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := classify(err)
+	if code == wire.CodeInternal {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	s.writeJSON(w, statusOf(code), wire.ErrorBody{Error: wire.ErrorDetail{Code: code, Message: msg}})
+}

@@ -1,0 +1,101 @@
+// Package wire holds the JSON shapes of jam's control API: request and
+// response bodies, the error envelope and the catalogue of stable error
+// codes. The server (package api) and the client (package apiclient) both
+// use it, and it depends on nothing but the vocabulary, so the CLI can speak
+// the API without linking the daemon.
+//
+// Field names are snake_case. Errors are always
+// {"error":{"code":"…","message":"…"}} with a code from the list below;
+// codes are stable across releases, messages are for people.
+package wire
+
+import (
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Code is a stable, machine-readable error code.
+type Code string
+
+// The error code catalogue. Each code has exactly one HTTP status, fixed in
+// package api.
+const (
+	CodeInvalidArgument  Code = "invalid_argument"
+	CodeUnauthenticated  Code = "unauthenticated"
+	CodePermissionDenied Code = "permission_denied"
+	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeAlreadyExists    Code = "already_exists"
+	CodeConflict         Code = "conflict"
+	CodeLeaseLost        Code = "lease_lost"
+	CodePayloadTooLarge  Code = "payload_too_large"
+	CodeInternal         Code = "internal"
+	CodeNotImplemented   Code = "not_implemented"
+	CodeUnavailable      Code = "unavailable"
+	CodeStopping         Code = "stopping"
+)
+
+// Codes lists the catalogue.
+var Codes = []Code{
+	CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
+	CodeMethodNotAllowed, CodeAlreadyExists, CodeConflict, CodeLeaseLost,
+	CodePayloadTooLarge, CodeInternal, CodeNotImplemented, CodeUnavailable, CodeStopping,
+}
+
+// ErrorBody is the envelope of every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the code and message of an error response.
+type ErrorDetail struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// Daemon states reported by status.
+const (
+	StateRunning = "running"
+	StateStopped = "stopped"
+)
+
+// Status is the body of GET /v1/status.
+type Status struct {
+	State         string          `json:"state"`
+	Version       string          `json:"version"`
+	PID           int             `json:"pid"`
+	StartedAt     time.Time       `json:"started_at"`
+	UptimeSeconds float64         `json:"uptime_seconds"`
+	DataDir       string          `json:"data_dir"`
+	Socket        string          `json:"socket"`
+	HTTPAddr      string          `json:"http_addr,omitempty"`
+	Store         StoreStatus     `json:"store"`
+	Workspace     WorkspaceStatus `json:"workspace"`
+	// PreviousRun describes the run before this one on this node.
+	PreviousRun *RunStatus `json:"previous_run,omitempty"`
+}
+
+// StoreStatus describes the daemon's store.
+type StoreStatus struct {
+	Driver        string `json:"driver"`
+	Location      string `json:"location"`
+	SchemaVersion int    `json:"schema_version"`
+}
+
+// WorkspaceStatus names the daemon's default workspace.
+type WorkspaceStatus struct {
+	ID   jam.WorkspaceID `json:"id"`
+	Name string          `json:"name"`
+}
+
+// RunStatus describes one earlier daemon run.
+type RunStatus struct {
+	PID       int        `json:"pid"`
+	Version   string     `json:"version"`
+	StartedAt time.Time  `json:"started_at"`
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
+	// Clean is false when the run ended without recording a clean stop
+	// (it crashed or was killed).
+	Clean bool `json:"clean"`
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jamhq/jam/internal/config"
+)
+
+// RunDaemonFunc runs a daemon in the foreground until ctx ends. The main
+// package injects the daemon's Run so this package does not import it.
+type RunDaemonFunc func(ctx context.Context, cfg config.Config, io *IOStreams) error
+
+// Deps are what the commands need from outside the package.
+type Deps struct {
+	RunDaemon RunDaemonFunc
+	// Env looks up environment variables; os.LookupEnv when nil.
+	Env config.Env
+}
+
+// Main runs the jam command line with args (without the program name) and
+// returns the process exit code.
+func Main(ctx context.Context, args []string, io *IOStreams, deps Deps) int {
+	return execute(ctx, "jam", newRootCmd(io, deps), args, io)
+}
+
+// MainDaemon runs the jamd command line: the daemon in the foreground, with
+// the same flags as "jam up".
+func MainDaemon(ctx context.Context, args []string, io *IOStreams, deps Deps) int {
+	cmd := newUpCmd(io, deps, nil)
+	cmd.Use = "jamd"
+	cmd.Short = "jamd runs the jam daemon in the foreground"
+	addVersionFlag(cmd, io)
+	return execute(ctx, "jamd", cmd, args, io)
+}
+
+func execute(ctx context.Context, program string, cmd *cobra.Command, args []string, io *IOStreams) int {
+	cmd.SetArgs(args)
+	cmd.SetIn(io.In)
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	cmd.SilenceErrors = true
+	cmd.SilenceUsage = true
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+	})
+	err := cmd.ExecuteContext(ctx)
+	code := exitCodeOf(err)
+	if err != nil {
+		if _, quiet := err.(*exitError); !quiet || err.Error() != "" {
+			fmt.Fprintf(io.ErrOut, "%s: %s\n", program, oneLine(err.Error()))
+		}
+	}
+	return int(code)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newRootCmd(io *IOStreams, deps Deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "jam",
+		Short: "jam hosts AI coding agents in multi-agent chat rooms",
+		Long: `jam hosts AI coding agents in multi-agent chat rooms.
+
+jamd, the daemon, keeps every message addressed to an agent durably, routes
+it to exactly one runtime session and settles it only on an explicit reply
+or acknowledgement. "jam up" runs the daemon in the foreground; the other
+commands talk to a running daemon through its control socket in the data
+directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	config.RegisterFlags(root.PersistentFlags(), "data_dir")
+	root.AddCommand(
+		newUpCmd(io, deps, nil),
+		newStatusCmd(io, deps, nil),
+		newVersionCmd(io, nil),
+	)
+	return root
+}
+
+// loadConfig reads the configuration visible to cmd: its own and its
+// parents' flags, the environment and the config file.
+func loadConfig(cmd *cobra.Command, deps Deps) (config.Config, error) {
+	return config.Load(config.LoadParams{Flags: cmd.Flags(), Env: deps.Env})
+}

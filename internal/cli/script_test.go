@@ -1,0 +1,103 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
+
+	"github.com/jamhq/jam/internal/cli"
+	"github.com/jamhq/jam/internal/daemon"
+	"github.com/jamhq/jam/internal/datadir"
+)
+
+// leakCheckedM runs the tests, then fails the binary if goroutines leaked.
+type leakCheckedM struct{ m *testing.M }
+
+func (l leakCheckedM) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			return 1
+		}
+	}
+	return code
+}
+
+// TestMain registers the real jam and jamd mains, so scripts run them as
+// separate processes exactly as a user would.
+func TestMain(m *testing.M) {
+	testscript.Main(leakCheckedM{m}, map[string]func(){
+		"jam":  func() { os.Exit(realMain(cli.Main)) },
+		"jamd": func() { os.Exit(realMain(cli.MainDaemon)) },
+	})
+}
+
+func realMain(main func(context.Context, []string, *cli.IOStreams, cli.Deps) int) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI})
+}
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			// Keep every script inside its work directory: no default data
+			// or config directory of the machine is ever touched.
+			env.Setenv("JAM_DATA_DIR", env.WorkDir+"/jamdata")
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/.local/share")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"stopdaemon": cmdStopDaemon,
+		},
+	})
+}
+
+// cmdStopDaemon sends SIGTERM to the daemon holding a data directory and
+// waits until it has released the directory's lock, failing the script if
+// that takes longer than the given bound.
+//
+//	stopdaemon DATADIR BOUND
+func cmdStopDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: stopdaemon DATADIR BOUND")
+	}
+	dir := ts.MkAbs(args[0])
+	bound, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	pid := datadir.HolderPID(dir)
+	if pid == 0 {
+		ts.Fatalf("no daemon holds %s", dir)
+	}
+	ts.Check(syscall.Kill(pid, syscall.SIGTERM))
+	// The daemon is another process, so there is no signal to wait on but
+	// the lock itself: poll it.
+	deadline := time.Now().Add(bound)
+	for {
+		l, err := datadir.Acquire(dir)
+		if err == nil {
+			ts.Check(l.Release())
+			ts.Logf("daemon released %s after SIGTERM", dir)
+			return
+		}
+		if !errors.Is(err, datadir.ErrLocked) {
+			ts.Fatalf("lock %s: %v", dir, err)
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("daemon (pid %d) still holds %s %s after SIGTERM", pid, dir, bound)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process; nothing to wait on
+	}
+}

@@ -1,0 +1,168 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/jamhq/jam/internal/config"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type testBundle struct {
+	dir   string
+	env   map[string]string
+	flags *pflag.FlagSet
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	dir := t.TempDir()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.RegisterFlags(fs)
+	return &testBundle{dir: dir, env: map[string]string{"HOME": dir}, flags: fs}
+}
+
+func (b *testBundle) load(t *testing.T, args ...string) (config.Config, error) {
+	t.Helper()
+	require.NoError(t, b.flags.Parse(args))
+	return config.Load(config.LoadParams{Flags: b.flags, Env: func(k string) (string, bool) {
+		v, ok := b.env[k]
+		return v, ok
+	}})
+}
+
+func (b *testBundle) writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(b.dir, "config.toml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+func TestLoad_defaults(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg, err := b.load(t)
+	require.NoError(t, err)
+	require.Equal(t, config.Config{
+		DataDir:         filepath.Join(b.dir, ".local", "share", "jam"),
+		LogLevel:        "info",
+		LogFormat:       "text",
+		ShutdownTimeout: 4 * time.Second,
+		Store:           "sqlite",
+	}, cfg)
+}
+
+func TestLoad_precedence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env["XDG_DATA_HOME"] = "/xdg/data"
+	b.env["JAM_LOG_LEVEL"] = "debug"
+	b.env["JAM_HTTP_ADDR"] = "127.0.0.1:7000"
+	b.env["JAM_CONFIG"] = b.writeFile(t, "log_level = \"warn\"\nlog_format = \"json\"\nhttp_addr = \"localhost:6000\"\nshutdown_timeout = \"2s\"\n")
+	cfg, err := b.load(t, "--http-addr", "[::1]:0")
+	require.NoError(t, err)
+	require.Equal(t, "/xdg/data/jam", cfg.DataDir, "XDG_DATA_HOME applies when nothing names a data dir")
+	require.Equal(t, "debug", cfg.LogLevel, "env beats file")
+	require.Equal(t, "json", cfg.LogFormat, "file beats default")
+	require.Equal(t, "[::1]:0", cfg.HTTPAddr, "flag beats env")
+	require.Equal(t, 2*time.Second, cfg.ShutdownTimeout)
+	require.Equal(t, b.env["JAM_CONFIG"], cfg.ConfigFile)
+}
+
+func TestLoad_dataDirIsAbsolute(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg, err := b.load(t, "--data-dir", "rel/dir")
+	require.NoError(t, err)
+	require.True(t, filepath.IsAbs(cfg.DataDir))
+	require.True(t, strings.HasSuffix(cfg.DataDir, "/rel/dir"))
+}
+
+func TestLoad_defaultFileIsOptional(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env["XDG_CONFIG_HOME"] = filepath.Join(b.dir, "nowhere")
+	cfg, err := b.load(t)
+	require.NoError(t, err)
+	require.Empty(t, cfg.ConfigFile)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(b.dir, "nowhere", "jam"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(b.dir, "nowhere", "jam", "config.toml"), []byte(`log_level = "error"`), 0o600))
+	cfg, err = b.load(t)
+	require.NoError(t, err)
+	require.Equal(t, "error", cfg.LogLevel)
+}
+
+func TestLoad_errors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		args    []string
+		wantErr string
+	}{
+		{name: "unknown file key", file: "log_levle = \"info\"\n", wantErr: "invalid configuration: log_levle (from config file "},
+		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: data_dir, http_addr, log_format, log_level, shutdown_timeout, store)"},
+		{name: "file syntax", file: "log_level = \n", wantErr: "line 1:"},
+		{name: "non-string value", file: "shutdown_timeout = 5\n", wantErr: "shutdown_timeout (from config file"},
+		{name: "table value", file: "[store]\nkind = \"x\"\n", wantErr: "want a string, got map"},
+		{name: "missing explicit file", args: []string{"--config", "/does/not/exist.toml"}, wantErr: "config file /does/not/exist.toml: no such file or directory"},
+		{name: "bad address flag", args: []string{"--http-addr", "nonsense"}, wantErr: `http_addr (from --http-addr): "nonsense" is not host:port`},
+		{name: "bad port", args: []string{"--http-addr", "127.0.0.1:99999"}, wantErr: "is not a number from 0 to 65535"},
+		{name: "not loopback", args: []string{"--http-addr", "0.0.0.0:80"}, wantErr: "is not a loopback address"},
+		{name: "hostname", args: []string{"--http-addr", "example.com:80"}, wantErr: "is not an IP address or localhost"},
+		{name: "bad level env", env: map[string]string{"JAM_LOG_LEVEL": "loud"}, wantErr: `log_level (from $JAM_LOG_LEVEL): "loud" is not one of debug, info, warn, error`},
+		{name: "bad format", args: []string{"--log-format", "xml"}, wantErr: `"xml" is not one of text, json`},
+		{name: "bad duration", args: []string{"--shutdown-timeout", "soon"}, wantErr: `"soon" is not a duration`},
+		{name: "duration too long", args: []string{"--shutdown-timeout", "2h"}, wantErr: "outside 100ms to 1m"},
+		{name: "postgres not yet", args: []string{"--store", "postgres://u:secret@h/db"}, wantErr: "postgres store is not available"},
+		{name: "unknown store hides credentials", args: []string{"--store", "mysql://u:secret@h/db"}, wantErr: `"…@h/db" is not a known store`},
+		{name: "empty data dir", args: []string{"--data-dir", ""}, wantErr: "data_dir (from --data-dir): empty path"},
+		{name: "no home", env: map[string]string{"HOME": ""}, wantErr: "no data directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			for k, v := range tc.env {
+				b.env[k] = v
+				if v == "" {
+					delete(b.env, k)
+				}
+			}
+			if tc.file != "" {
+				b.env["JAM_CONFIG"] = b.writeFile(t, tc.file)
+			}
+			_, err := b.load(t, tc.args...)
+			require.Error(t, err)
+			require.ErrorIs(t, err, jam.ErrInvalid)
+			var cerr *config.Error
+			require.True(t, errors.As(err, &cerr))
+			require.Contains(t, err.Error(), tc.wantErr)
+			require.NotContains(t, err.Error(), "\n", "configuration errors are one line")
+			require.NotContains(t, err.Error(), "secret")
+		})
+	}
+}
+
+func TestRegisterFlags_subset(t *testing.T) {
+	t.Parallel()
+	fs := pflag.NewFlagSet("client", pflag.ContinueOnError)
+	config.RegisterFlags(fs, "data_dir")
+	require.NotNil(t, fs.Lookup("data-dir"))
+	require.NotNil(t, fs.Lookup("config"))
+	require.Nil(t, fs.Lookup("http-addr"))
+	config.RegisterFlags(fs) // adding the rest later does not panic on duplicates
+	require.NotNil(t, fs.Lookup("http-addr"))
+}

@@ -1,0 +1,111 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// key is one configuration key and how every source spells and parses it.
+type key struct {
+	// name is the file key; the flag is name with '-' for '_', and the
+	// environment variable is JAM_ + upper-case name.
+	name  string
+	usage string
+	set   func(cfg *Config, v string) error
+}
+
+func (k key) flag() string { return strings.ReplaceAll(k.name, "_", "-") }
+func (k key) env() string  { return "JAM_" + strings.ToUpper(k.name) }
+
+// keys is the one table of configuration keys.
+var keys = []key{
+	{name: "data_dir", usage: "data directory (store, control socket, lock, API token)", set: func(c *Config, v string) error {
+		if v == "" {
+			return errors.New("empty path")
+		}
+		if strings.ContainsRune(v, 0) {
+			return errors.New("path contains a NUL byte")
+		}
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return err
+		}
+		c.DataDir = abs
+		return nil
+	}},
+	{name: "log_level", usage: "log level: debug, info, warn or error", set: func(c *Config, v string) error {
+		switch v {
+		case "debug", "info", "warn", "error":
+			c.LogLevel = v
+			return nil
+		}
+		return fmt.Errorf("%q is not one of debug, info, warn, error", v)
+	}},
+	{name: "log_format", usage: "log format: text or json", set: func(c *Config, v string) error {
+		switch v {
+		case "text", "json":
+			c.LogFormat = v
+			return nil
+		}
+		return fmt.Errorf("%q is not one of text, json", v)
+	}},
+	{name: "http_addr", usage: `loopback address of the token-authenticated HTTP API, e.g. 127.0.0.1:7420 (port 0 picks one; "off" disables)`, set: func(c *Config, v string) error {
+		addr, err := parseLoopbackAddr(v)
+		if err != nil {
+			return err
+		}
+		c.HTTPAddr = addr
+		return nil
+	}},
+	{name: "shutdown_timeout", usage: "how long a graceful stop may take, e.g. 4s (100ms to 1m)", set: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 4s", v)
+		}
+		if d < 100*time.Millisecond || d > time.Minute {
+			return fmt.Errorf("%s is outside 100ms to 1m", d)
+		}
+		c.ShutdownTimeout = d
+		return nil
+	}},
+	{name: "store", usage: `storage backend: "sqlite" (in the data directory)`, set: func(c *Config, v string) error {
+		switch {
+		case v == "sqlite":
+			c.Store = v
+			return nil
+		case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
+			return errors.New("the postgres store is not available in this build yet; use sqlite")
+		}
+		return fmt.Errorf("%q is not a known store (want sqlite)", clipValue(v))
+	}},
+}
+
+func keyNamed(name string) (key, bool) {
+	for _, k := range keys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+func keyNames() []string {
+	var out []string
+	for _, k := range keys {
+		out = append(out, k.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// clipValue keeps credentials in a mistyped URL out of error messages.
+func clipValue(v string) string {
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		return "…" + v[i:]
+	}
+	return v
+}

@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jamhq/jam/internal/api"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/cli"
+	"github.com/jamhq/jam/internal/config"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/store/sqlite"
+	"github.com/jamhq/jam/internal/version"
+)
+
+// DefaultWorkspace is the name of the workspace a single-user machine uses.
+const DefaultWorkspace = "default"
+
+// Streams are where the daemon writes: Out gets the start banner, Err the
+// structured log.
+type Streams struct {
+	Out io.Writer
+	Err io.Writer
+}
+
+// Run runs a daemon with cfg until ctx is cancelled, then stops it within
+// cfg.ShutdownTimeout. It returns nil after a clean stop, and an error if
+// the daemon could not start or did not stop cleanly.
+func Run(ctx context.Context, cfg config.Config, streams Streams) (err error) {
+	if err := datadir.Prepare(cfg.DataDir); err != nil {
+		return err
+	}
+	lock, err := datadir.Acquire(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, streams.Err)
+
+	d := &daemon{cfg: cfg, log: log, minter: jam.NewMinter(nil, nil), started: time.Now()}
+	stack := &stopStack{log: log}
+	stack.push("data directory lock", func(context.Context) error { return lock.Release() })
+
+	if err := d.start(ctx, stack); err != nil {
+		stopErr := stack.unwind(cfg.ShutdownTimeout)
+		return errors.Join(err, stopErr)
+	}
+	d.printBanner(streams.Out)
+	log.Info("jamd running", "pid", os.Getpid(), "data_dir", cfg.DataDir, "version", version.String())
+
+	<-ctx.Done()
+	log.Info("jamd stopping", "cause", context.Cause(ctx), "timeout", cfg.ShutdownTimeout)
+	begun := time.Now()
+	if err := stack.unwind(cfg.ShutdownTimeout); err != nil {
+		log.Error("jamd stopped uncleanly", "err", err, "took", time.Since(begun))
+		return fmt.Errorf("stop: %w", err)
+	}
+	log.Info("jamd stopped", "took", time.Since(begun).Round(time.Millisecond))
+	return nil
+}
+
+// daemon holds the running components.
+type daemon struct {
+	cfg     config.Config
+	log     *slog.Logger
+	minter  *jam.Minter
+	started time.Time
+
+	store     store.Store
+	workspace store.Workspace
+	run       store.DaemonRunStartResult
+	api       *api.Server
+}
+
+// start brings components up in dependency order, pushing each one's stop
+// onto stack as soon as it is running.
+func (d *daemon) start(ctx context.Context, stack *stopStack) error {
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d.cfg.DataDir, datadir.StoreFile), Logger: d.log})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	d.store = st
+	stack.push("store", func(context.Context) error { return st.Close() })
+
+	ws, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](d.minter), Name: DefaultWorkspace, At: time.Now()})
+	if err != nil {
+		return fmt.Errorf("ensure default workspace: %w", err)
+	}
+	d.workspace = ws
+
+	node, err := os.Hostname()
+	if err != nil || node == "" {
+		node = "localhost"
+	}
+	run, err := st.DaemonRunStart(ctx, store.DaemonRunStartParams{Node: node, PID: os.Getpid(), Version: version.String(), At: d.started})
+	if err != nil {
+		return fmt.Errorf("record daemon start: %w", err)
+	}
+	d.run = run
+	if prev := run.Previous; prev != nil && !prev.Clean() {
+		d.log.Warn("previous run ended without a clean stop; recovering", "previous_pid", prev.PID, "previous_started_at", prev.StartedAt)
+	}
+	stack.push("daemon run record", func(ctx context.Context) error {
+		return st.DaemonRunStop(ctx, run.Run.ID, time.Now())
+	})
+
+	srv, err := api.New(api.Config{
+		SocketPath: filepath.Join(d.cfg.DataDir, datadir.SocketFile),
+		HTTPAddr:   d.cfg.HTTPAddr,
+		TokenPath:  filepath.Join(d.cfg.DataDir, datadir.TokenFile),
+		Logger:     d.log,
+	}, d)
+	if err != nil {
+		return err
+	}
+	// Set before Start: handlers read d.api as soon as the listener serves.
+	d.api = srv
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("start control api: %w", err)
+	}
+	stack.push("control api", srv.Stop)
+	return nil
+}
+
+// Status implements api.Backend.
+func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
+	info, err := d.store.Info(ctx)
+	if err != nil {
+		return wire.Status{}, fmt.Errorf("store info: %w", err)
+	}
+	st := wire.Status{
+		State:         wire.StateRunning,
+		Version:       version.String(),
+		PID:           os.Getpid(),
+		StartedAt:     d.started.UTC(),
+		UptimeSeconds: time.Since(d.started).Seconds(),
+		DataDir:       d.cfg.DataDir,
+		Socket:        filepath.Join(d.cfg.DataDir, datadir.SocketFile),
+		HTTPAddr:      d.api.HTTPAddr(),
+		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion},
+		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
+	}
+	if prev := d.run.Previous; prev != nil {
+		rs := &wire.RunStatus{PID: prev.PID, Version: prev.Version, StartedAt: prev.StartedAt, Clean: prev.Clean()}
+		if prev.Clean() {
+			t := prev.StoppedAt
+			rs.StoppedAt = &t
+		}
+		st.PreviousRun = rs
+	}
+	return st, nil
+}
+
+func (d *daemon) printBanner(w io.Writer) {
+	fmt.Fprintf(w, "jamd %s running (pid %d)\n", version.String(), os.Getpid())
+	fmt.Fprintf(w, "  data dir     %s\n", d.cfg.DataDir)
+	fmt.Fprintf(w, "  control api  unix:%s\n", filepath.Join(d.cfg.DataDir, datadir.SocketFile))
+	if addr := d.api.HTTPAddr(); addr != "" {
+		fmt.Fprintf(w, "  http api     http://%s (bearer token in %s)\n", addr, filepath.Join(d.cfg.DataDir, datadir.TokenFile))
+	}
+	fmt.Fprintf(w, "  store        sqlite %s\n", filepath.Join(d.cfg.DataDir, datadir.StoreFile))
+	fmt.Fprintf(w, "  workspace    %s (%s)\n", d.workspace.Name, d.workspace.ID)
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(h).With("component", "jamd")
+}
+
+// RunCLI adapts Run to the command line's RunDaemonFunc.
+func RunCLI(ctx context.Context, cfg config.Config, io *cli.IOStreams) error {
+	return Run(ctx, cfg, Streams{Out: io.Out, Err: io.ErrOut})
+}

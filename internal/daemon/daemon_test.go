@@ -1,0 +1,185 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/config"
+	"github.com/jamhq/jam/internal/daemon"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuffer is a bytes.Buffer safe for the daemon to write while the test
+// reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// running is one daemon started by a test.
+type running struct {
+	cancel context.CancelFunc
+	done   chan error
+	wg     sync.WaitGroup
+	out    *syncBuffer
+	log    *syncBuffer
+	client *apiclient.Client
+}
+
+func testConfig(t *testing.T) config.Config {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "jamd") // short: unix socket paths are limited
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return config.Config{DataDir: dir, LogLevel: "debug", LogFormat: "text", ShutdownTimeout: 4 * time.Second, Store: "sqlite"}
+}
+
+func start(t *testing.T, cfg config.Config) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, log: &syncBuffer{}}
+	r.wg.Go(func() { r.done <- daemon.Run(ctx, cfg, daemon.Streams{Out: r.out, Err: r.log}) })
+	r.client = apiclient.New(filepath.Join(cfg.DataDir, datadir.SocketFile))
+	t.Cleanup(func() { r.cancel(); r.wg.Wait(); r.client.Close() })
+	return r
+}
+
+func (r *running) waitReady(t *testing.T) wire.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	st, err := r.client.WaitReady(ctx, 10*time.Millisecond)
+	require.NoError(t, err, "log:\n%s", r.log.String())
+	return st
+}
+
+// stop cancels the daemon and returns Run's error and how long it took.
+func (r *running) stop() (error, time.Duration) {
+	begun := time.Now()
+	r.cancel()
+	err := <-r.done
+	r.wg.Wait()
+	return err, time.Since(begun)
+}
+
+func TestRun_startStatusStop(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	st := r.waitReady(t)
+	require.Equal(t, wire.StateRunning, st.State)
+	require.Equal(t, os.Getpid(), st.PID)
+	require.Equal(t, cfg.DataDir, st.DataDir)
+	require.Equal(t, "sqlite", st.Store.Driver)
+	require.Equal(t, 1, st.Store.SchemaVersion)
+	require.Equal(t, "default", st.Workspace.Name)
+	require.NotEmpty(t, st.HTTPAddr)
+	require.Nil(t, st.PreviousRun)
+	require.Contains(t, r.out.String(), "control api  unix:"+filepath.Join(cfg.DataDir, "jamd.sock"))
+	require.Contains(t, r.out.String(), "http api     http://"+st.HTTPAddr)
+
+	err, took := r.stop()
+	require.NoError(t, err)
+	require.Less(t, took, cfg.ShutdownTimeout, "a stop with nothing to drain finishes within the bound")
+	require.Contains(t, r.log.String(), `msg="jamd stopped"`)
+
+	// The store is consistent and records the clean stop.
+	st2, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile)})
+	require.NoError(t, err)
+	defer st2.Close()
+	require.NoError(t, st2.Check(t.Context()))
+}
+
+func TestRun_restartSeesPreviousRunAndKeepsWorkspace(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	first := r.waitReady(t)
+	err, _ := r.stop()
+	require.NoError(t, err)
+
+	r2 := start(t, cfg)
+	second := r2.waitReady(t)
+	require.Equal(t, first.Workspace, second.Workspace, "the default workspace survives a restart")
+	require.NotNil(t, second.PreviousRun)
+	require.True(t, second.PreviousRun.Clean)
+	require.NotNil(t, second.PreviousRun.StoppedAt)
+	err, _ = r2.stop()
+	require.NoError(t, err)
+}
+
+func TestRun_secondDaemonIsRefused(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	r.waitReady(t)
+
+	err := daemon.Run(t.Context(), cfg, daemon.Streams{Out: &syncBuffer{}, Err: &syncBuffer{}})
+	require.ErrorIs(t, err, datadir.ErrLocked)
+	require.ErrorContains(t, err, "is already running on "+cfg.DataDir)
+
+	// The refused daemon touched nothing: the first still answers.
+	_, err = r.client.Status(t.Context())
+	require.NoError(t, err)
+	err, _ = r.stop()
+	require.NoError(t, err)
+}
+
+func TestRun_failedStartUnwinds(t *testing.T) {
+	t.Parallel()
+	// Occupy a port so the HTTP listener cannot bind.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = l.Addr().String()
+
+	err = daemon.Run(t.Context(), cfg, daemon.Streams{Out: &syncBuffer{}, Err: &syncBuffer{}})
+	require.ErrorContains(t, err, "start control api")
+	require.ErrorContains(t, err, "address already in use")
+
+	// Everything it opened was released: the lock can be taken and the
+	// socket is gone.
+	lock, err := datadir.Acquire(cfg.DataDir)
+	require.NoError(t, err)
+	require.NoError(t, lock.Release())
+	_, err = os.Stat(filepath.Join(cfg.DataDir, datadir.SocketFile))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestRun_unusableDataDir(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	file := filepath.Join(cfg.DataDir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	cfg.DataDir = file
+	err := daemon.Run(t.Context(), cfg, daemon.Streams{Out: &syncBuffer{}, Err: &syncBuffer{}})
+	require.ErrorContains(t, err, "data directory "+file+" is not a directory")
+}

@@ -1,0 +1,14 @@
+// Package daemon is jam's composition root: the one production package that
+// wires configuration, the data directory, the store, adapters and the
+// control API into a running jamd.
+//
+// Run starts components in dependency order and stops them in reverse. Each
+// component that starts goroutines owns them and waits for them in its stop
+// method, so when Run returns nothing of the daemon is still running. A stop
+// is requested by cancelling Run's context (the mains cancel it on SIGINT
+// and SIGTERM) and is bounded by the configured shutdown timeout; what
+// cannot drain in time is cut off and Run reports it.
+//
+// Only the mains (cmd/jamd, and cmd/jam for "jam up") and test support may
+// import this package.
+package daemon

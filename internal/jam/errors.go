@@ -1,0 +1,32 @@
+package jam
+
+import "errors"
+
+// Sentinel errors that callers branch on. Packages wrap them with the
+// operation that failed ("claim turn %s: %w"); the control API maps each to
+// a stable error code in one catalogue, and the CLI maps codes to exit codes.
+var (
+	// ErrInvalid marks input that can never succeed as given.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrNotFound marks a missing record, or one owned by another workspace.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyExists marks a create that collides with an existing record.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConflict marks a write that lost to a concurrent change or does not
+	// fit the record's current state.
+	ErrConflict = errors.New("conflict")
+	// ErrLeaseLost marks a write by a holder whose lease generation is stale.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrUnavailable marks a dependency that is down or not yet ready; the
+	// same call may succeed later.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrStopping marks work refused or cut short because the daemon is
+	// shutting down. It is the cancellation cause of a graceful stop.
+	ErrStopping = errors.New("stopping")
+	// ErrUnauthenticated marks a request without valid credentials.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrPermissionDenied marks an authenticated caller that may not act.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrNotImplemented marks a documented operation this build lacks.
+	ErrNotImplemented = errors.New("not implemented")
+)

@@ -1,0 +1,48 @@
+// Package sqlite is the SQLite dialect of the [store.Store] seam, built on the
+// pure-Go modernc.org/sqlite driver so jam builds without cgo.
+//
+// # Connections
+//
+// A [Store] owns three *sql.DB pools on one database file:
+//
+//   - the writer: exactly one connection, so writes queue in Go instead of
+//     spinning on SQLITE_BUSY. Transactions begin IMMEDIATE (_txlock), taking
+//     the write lock up front, so a read-then-write transaction can never
+//     fail halfway with a lock upgrade error.
+//   - the reader: Config.ReadConns connections with query_only set, so a read
+//     path that tries to write fails loudly. WAL lets them read while the
+//     writer commits.
+//   - the checkpointer: one connection used only to checkpoint the WAL.
+//
+// Every pragma is set through the DSN (_pragma=...), because database/sql may
+// open a fresh connection at any time and a pragma run once on one connection
+// would silently be missing on the next. All connections use WAL,
+// synchronous=FULL (a commit survives power loss, not only a crash),
+// foreign_keys=ON and a 5 s busy timeout, the last for other processes such
+// as a backup tool holding the file.
+//
+// # Checkpoints
+//
+// The writer disables SQLite's automatic checkpoint (wal_autocheckpoint=0),
+// which would otherwise run inside whichever commit crossed the threshold and
+// add its latency to that caller. Instead a goroutine owned by the Store runs
+// a PASSIVE checkpoint every Config.CheckpointInterval, which never blocks
+// readers or the writer, and a TRUNCATE checkpoint once the -wal file grows
+// past Config.CheckpointTruncateBytes, so a long-lived daemon's WAL cannot
+// grow without bound. TRUNCATE holds writers off while it runs, which is why
+// it is kept for an oversized WAL rather than run every tick. [Store.Close] stops that goroutine, waits for it, and
+// truncates the WAL one last time.
+//
+// # Schema
+//
+// Migrations are the embedded migrations/NNNN_name.sql files, loaded with
+// [store.LoadMigrations] and applied at [Open], one transaction each, and
+// recorded with their checksum in schema_migrations. Open refuses a database
+// whose schema is newer than this build, or whose applied migrations differ
+// from the embedded text: running against a schema the code does not
+// describe would corrupt data more quietly than refusing to start.
+//
+// SQL is kept as named constants, one file per table (workspace.go,
+// setting.go, daemonrun.go), next to the methods that run it. Times are
+// stored as BIGINT UTC microseconds and returned in UTC.
+package sqlite

@@ -1,0 +1,312 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// driverName is the database/sql name modernc.org/sqlite registers.
+const driverName = "sqlite"
+
+// busyTimeoutMS bounds how long a connection waits for a lock held by
+// another connection or process before failing with SQLITE_BUSY.
+const busyTimeoutMS = 5000
+
+// Config configures a [Store].
+type Config struct {
+	// Path is the database file. It is created with mode 0600 if missing;
+	// its directory must exist.
+	Path string
+	// Logger receives background checkpoint failures. Nil discards them.
+	Logger *slog.Logger
+	// ReadConns is the size of the read pool. Default 4.
+	ReadConns int
+	// CheckpointInterval is how often the WAL is checkpointed. Default 1s.
+	CheckpointInterval time.Duration
+	// CheckpointTruncateBytes is the -wal file size above which a checkpoint
+	// also truncates the file. Default 64 MiB.
+	CheckpointTruncateBytes int64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ReadConns == 0 {
+		c.ReadConns = 4
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = time.Second
+	}
+	if c.CheckpointTruncateBytes == 0 {
+		c.CheckpointTruncateBytes = 64 << 20
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Path == "":
+		return fmt.Errorf("%w: path is empty", jam.ErrInvalid)
+	case c.Path == ":memory:" || strings.HasPrefix(c.Path, "file:"):
+		// Separate reader and writer pools need a shared file; an in-memory
+		// or URI database would give each connection its own.
+		return fmt.Errorf("%w: path %q must be a plain file path", jam.ErrInvalid, c.Path)
+	case strings.ContainsRune(c.Path, '?'):
+		// The driver splits the DSN at the first '?'.
+		return fmt.Errorf("%w: path %q must not contain '?'", jam.ErrInvalid, c.Path)
+	case c.ReadConns < 1:
+		return fmt.Errorf("%w: read conns %d must be positive", jam.ErrInvalid, c.ReadConns)
+	case c.CheckpointInterval < 0:
+		return fmt.Errorf("%w: checkpoint interval %s must be positive", jam.ErrInvalid, c.CheckpointInterval)
+	case c.CheckpointTruncateBytes < 0:
+		return fmt.Errorf("%w: checkpoint truncate bytes %d must be positive", jam.ErrInvalid, c.CheckpointTruncateBytes)
+	}
+	return nil
+}
+
+// Store is the SQLite [store.Store]. See the package doc for its design.
+type Store struct {
+	path   string
+	logger *slog.Logger
+
+	writer *sql.DB // one connection; every write goes here
+	reader *sql.DB // query_only pool; every read goes here
+	ckpt   *sql.DB // one connection; WAL checkpoints only
+
+	truncateBytes int64
+	stopCkpt      context.CancelFunc
+	wg            sync.WaitGroup // the checkpointer goroutine
+
+	closeOnce sync.Once
+	closeErr  error // set inside closeOnce
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the database at cfg.Path, applies pending
+// migrations, and starts the checkpointer. The caller must Close the Store.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	migs, err := store.LoadMigrations(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
+	return open(ctx, cfg, migs)
+}
+
+// open is Open with the migrations as a parameter, so tests can present a
+// database to a build that knows other migrations.
+func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, err error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", cfg.Path, err)
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("open sqlite store %s: %w", path, err)
+		}
+	}()
+
+	// Create the file ourselves: SQLite would create it with 0644 less the
+	// umask, and it holds workspace settings. The -wal and -shm files
+	// inherit the main file's mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+
+	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), truncateBytes: cfg.CheckpointTruncateBytes}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.closeDBs())
+		}
+	}()
+
+	// The writer is opened and migrated first: it switches the file to WAL,
+	// which the other pools then find already set.
+	s.writer, err = openDB(ctx, path, 1,
+		"journal_mode(WAL)", "wal_autocheckpoint(0)", "_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.writer, migs); err != nil {
+		return nil, err
+	}
+	s.reader, err = openDB(ctx, path, cfg.ReadConns, "query_only(1)")
+	if err != nil {
+		return nil, err
+	}
+	s.ckpt, err = openDB(ctx, path, 1)
+	if err != nil {
+		return nil, err
+	}
+
+	// The checkpointer lives until Close, not until Open's ctx ends.
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopCkpt = cancel
+	s.wg.Go(func() { s.checkpointLoop(loopCtx, cfg.CheckpointInterval) })
+	return s, nil
+}
+
+// openDB opens a pool of n connections to path. Each extra is a pragma
+// "name(value)" or a raw "_key=value" driver parameter. The common pragmas
+// come first so that every connection, including ones database/sql opens
+// later, is configured the same way.
+func openDB(ctx context.Context, path string, n int, extra ...string) (*sql.DB, error) {
+	q := url.Values{}
+	params := append([]string{
+		fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+		"foreign_keys(1)",
+		"synchronous(FULL)",
+	}, extra...)
+	for _, p := range params {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			q.Add(k, v)
+		} else {
+			q.Add("_pragma", p)
+		}
+	}
+	db, err := sql.Open(driverName, path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	// Connections are cheap to keep and costly to reopen (pragmas, schema
+	// parse), so they are never retired.
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return db, nil
+}
+
+// Close stops the checkpointer, truncates the WAL and closes every pool.
+// It is safe to call more than once; later calls return the first result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.stopCkpt()
+		s.wg.Wait()
+		// Arguments run in order: readers close first so none holds a
+		// snapshot that blocks the TRUNCATE, and the writer closes last.
+		// Close has no ctx; busy_timeout bounds the checkpoint instead.
+		err := errors.Join(
+			s.reader.Close(),
+			s.checkpoint(context.Background(), true),
+			s.ckpt.Close(),
+			s.writer.Close(),
+		)
+		if err != nil {
+			s.closeErr = fmt.Errorf("close sqlite store %s: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+// closeDBs closes the pools a failed open managed to open, writer last.
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.reader, s.ckpt, s.writer} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Info implements [store.Store].
+func (s *Store) Info(ctx context.Context) (store.Info, error) {
+	v, err := schemaVersion(ctx, s.reader)
+	if err != nil {
+		return store.Info{}, fmt.Errorf("store info: %w", err)
+	}
+	return store.Info{Driver: "sqlite", Location: s.path, SchemaVersion: v}, nil
+}
+
+// Check implements [store.Store] with PRAGMA quick_check, which verifies
+// b-tree structure without the full index cross-check of integrity_check,
+// so it stays fast enough for a health endpoint.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.reader.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("check store: %w", err)
+		}
+		if msg != "ok" {
+			problems = append(problems, msg)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check store: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check store: %w: %s", jam.ErrUnavailable, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// inTx runs fn in one transaction on db and commits if fn succeeds. On the
+// writer the transaction is IMMEDIATE, so fn's reads see no concurrent
+// writes until it commits.
+func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; fn's error is the one to report
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// isConstraint reports whether err is the driver error with the given
+// extended SQLITE_CONSTRAINT_* code.
+func isConstraint(err error, code int) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code() == code
+}
+
+// fromMicros reverses t.UnixMicro(), the stored form of every time.
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// validateText rejects strings PostgreSQL's TEXT cannot hold (invalid UTF-8
+// or NUL), so every dialect accepts the same inputs.
+func validateText(field, v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%w: %s is not valid UTF-8", jam.ErrInvalid, field)
+	}
+	if strings.IndexByte(v, 0) >= 0 {
+		return fmt.Errorf("%w: %s contains a NUL byte", jam.ErrInvalid, field)
+	}
+	return nil
+}
