@@ -249,11 +249,6 @@ func (s *Socket) session(ctx context.Context, h Handler) error {
 			case <-sctx.Done():
 				return
 			case p := <-pushes:
-				if p.Event == protocol.EventSupersede {
-					// Terminal on any channel: a newer connection owns this identity.
-					cancel(ErrSuperseded)
-					return
-				}
 				h.Push(sctx, sess, p)
 			}
 		}
@@ -415,6 +410,13 @@ func (s *Session) read(out chan<- Push) {
 		default:
 			if !s.accepts(f) {
 				continue
+			}
+			if f.Event == protocol.EventSupersede {
+				// Terminal on any channel: a newer connection owns this
+				// identity. Decided here, before the server's close frame
+				// is read, so the close cannot be mistaken for a drop.
+				s.end(ErrSuperseded)
+				return
 			}
 			select {
 			case out <- Push{Topic: f.Topic, Event: f.Event, Payload: f.Payload}:

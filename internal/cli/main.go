@@ -17,6 +17,7 @@ type RunDaemonFunc func(ctx context.Context, cfg config.Config, io *IOStreams) e
 // Deps are what the commands need from outside the package.
 type Deps struct {
 	RunDaemon RunDaemonFunc
+	RunHub    RunHubFunc
 	// Env looks up environment variables; os.LookupEnv when nil.
 	Env config.Env
 }
@@ -77,6 +78,7 @@ directory.`,
 	root.AddCommand(
 		newUpCmd(io, deps, nil),
 		newStatusCmd(io, deps, nil),
+		newHubCmd(io, deps, nil),
 		newVersionCmd(io, nil),
 	)
 	return root

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 func realMain(main func(context.Context, []string, *cli.IOStreams, cli.Deps) int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI})
+	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})
 }
 
 func TestScripts(t *testing.T) {
@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"stopdaemon": cmdStopDaemon,
+			"waitfile":   cmdWaitFile,
 		},
 	})
 }
@@ -97,6 +98,30 @@ func cmdStopDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("daemon (pid %d) still holds %s %s after SIGTERM", pid, dir, bound)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process; nothing to wait on
+	}
+}
+
+// cmdWaitFile waits until a file exists, failing the script after the
+// bound. Another process writes the file, so there is nothing to wait on
+// but the file system: poll it.
+//
+//	waitfile PATH BOUND
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfile PATH BOUND")
+	}
+	path := ts.MkAbs(args[0])
+	bound, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(bound)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear within %s", path, bound)
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process; nothing to wait on
 	}

@@ -93,6 +93,14 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	}
 	fmt.Fprintf(w, "  store        %s %s (schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.SchemaVersion)
 	fmt.Fprintf(w, "  workspace    %s (%s)\n", st.Workspace.Name, st.Workspace.ID)
+	if b := st.Band; b.Mode == "embedded" {
+		fmt.Fprintf(w, "  hub          %s (owner key in %s)\n", b.URL, b.OwnerKeyFile)
+	} else if b.Mode != "" {
+		fmt.Fprintf(w, "  band         %s\n", b.URL)
+	}
+	if st.Band.Error != "" {
+		fmt.Fprintf(w, "  band error   %s\n", st.Band.Error)
+	}
 	if p := st.PreviousRun; p != nil {
 		if p.Clean {
 			fmt.Fprintf(w, "  last run     pid %d, stopped cleanly at %s\n", p.PID, p.StoppedAt.Local().Format(time.DateTime))

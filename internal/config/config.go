@@ -35,7 +35,17 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Store selects the storage backend: "sqlite".
 	Store string
+	// Band is "embedded" (run the hub inside the daemon) or the REST base
+	// URL of a Band deployment, such as https://app.band.ai.
+	Band string
+	// BandKey is the person's Band user key; required with a Band URL.
+	BandKey string
+	// HubAddr is where the embedded hub listens (loopback only).
+	HubAddr string
 }
+
+// BandEmbedded selects the embedded hub.
+const BandEmbedded = "embedded"
 
 // Default values.
 const (
@@ -43,6 +53,7 @@ const (
 	DefaultLogFormat       = "text"
 	DefaultShutdownTimeout = 4 * time.Second
 	DefaultStore           = "sqlite"
+	DefaultHubAddr         = "127.0.0.1:0"
 	// ConfigFlag names the flag that selects the configuration file.
 	ConfigFlag = "config"
 	// ConfigEnv names the variable that selects the configuration file.
@@ -123,6 +134,8 @@ func Load(p LoadParams) (Config, error) {
 		LogFormat:       DefaultLogFormat,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		Store:           DefaultStore,
+		Band:            BandEmbedded,
+		HubAddr:         DefaultHubAddr,
 	}
 	path, explicit, err := configFile(p.Flags, env)
 	if err != nil {
@@ -161,6 +174,9 @@ func Load(p LoadParams) (Config, error) {
 				return Config{}, &Error{Source: "--" + k.flag(), Key: k.name, Err: err}
 			}
 		}
+	}
+	if cfg.Band != BandEmbedded && cfg.BandKey == "" {
+		return Config{}, &Error{Source: "band " + cfg.Band, Key: "band_key", Err: errors.New("a Band URL needs the person's user key (band_key, $JAM_BAND_KEY)")}
 	}
 	if cfg.DataDir == "" {
 		dir, err := defaultDataDir(env)
@@ -241,9 +257,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// parseLoopbackAddr accepts "", "off", or host:port where host is
+// ParseLoopbackAddr accepts "", "off", or host:port where host is
 // "localhost" or a loopback IP; it returns "" for off.
-func parseLoopbackAddr(s string) (string, error) {
+func ParseLoopbackAddr(s string) (string, error) {
 	if s == "" || s == "off" {
 		return "", nil
 	}

@@ -59,6 +59,8 @@ func TestLoad_defaults(t *testing.T) {
 		LogFormat:       "text",
 		ShutdownTimeout: 4 * time.Second,
 		Store:           "sqlite",
+		Band:            "embedded",
+		HubAddr:         "127.0.0.1:0",
 	}, cfg)
 }
 
@@ -77,6 +79,16 @@ func TestLoad_precedence(t *testing.T) {
 	require.Equal(t, "[::1]:0", cfg.HTTPAddr, "flag beats env")
 	require.Equal(t, 2*time.Second, cfg.ShutdownTimeout)
 	require.Equal(t, b.env["JAM_CONFIG"], cfg.ConfigFile)
+}
+
+func TestLoad_bandURL(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env["JAM_BAND_KEY"] = "band_u_abc"
+	cfg, err := b.load(t, "--band", "https://app.band.ai/")
+	require.NoError(t, err)
+	require.Equal(t, "https://app.band.ai", cfg.Band)
+	require.Equal(t, "band_u_abc", cfg.BandKey)
 }
 
 func TestLoad_dataDirIsAbsolute(t *testing.T) {
@@ -113,7 +125,7 @@ func TestLoad_errors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "unknown file key", file: "log_levle = \"info\"\n", wantErr: "invalid configuration: log_levle (from config file "},
-		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: data_dir, http_addr, log_format, log_level, shutdown_timeout, store)"},
+		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: band, band_key, data_dir, http_addr, hub_addr, log_format, log_level, shutdown_timeout, store)"},
 		{name: "file syntax", file: "log_level = \n", wantErr: "line 1:"},
 		{name: "non-string value", file: "shutdown_timeout = 5\n", wantErr: "shutdown_timeout (from config file"},
 		{name: "table value", file: "[store]\nkind = \"x\"\n", wantErr: "want a string, got map"},
@@ -128,6 +140,12 @@ func TestLoad_errors(t *testing.T) {
 		{name: "duration too long", args: []string{"--shutdown-timeout", "2h"}, wantErr: "outside 100ms to 1m"},
 		{name: "postgres not yet", args: []string{"--store", "postgres://u:secret@h/db"}, wantErr: "postgres store is not available"},
 		{name: "unknown store hides credentials", args: []string{"--store", "mysql://u:secret@h/db"}, wantErr: `"…@h/db" is not a known store`},
+		{name: "band url without key", args: []string{"--band", "https://app.band.ai"}, wantErr: "band_key (from band https://app.band.ai): a Band URL needs the person's user key"},
+		{name: "band url with credentials", args: []string{"--band", "https://u:secret@app.band.ai", "--band-key", "k"}, wantErr: "is neither \"embedded\" nor an http(s) URL without credentials"},
+		{name: "band not a url", args: []string{"--band", "app.band.ai"}, wantErr: "is neither"},
+		{name: "band key with space", env: map[string]string{"JAM_BAND_KEY": "band_u_x y"}, wantErr: "band_key (from $JAM_BAND_KEY): the key contains white space"},
+		{name: "hub addr off", args: []string{"--hub-addr", "off"}, wantErr: "the embedded hub needs an address"},
+		{name: "hub addr public", args: []string{"--hub-addr", "8.8.8.8:4000"}, wantErr: "is not a loopback address"},
 		{name: "empty data dir", args: []string{"--data-dir", ""}, wantErr: "data_dir (from --data-dir): empty path"},
 		{name: "no home", env: map[string]string{"HOME": ""}, wantErr: "no data directory"},
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -54,7 +55,7 @@ var keys = []key{
 		return fmt.Errorf("%q is not one of text, json", v)
 	}},
 	{name: "http_addr", usage: `loopback address of the token-authenticated HTTP API, e.g. 127.0.0.1:7420 (port 0 picks one; "off" disables)`, set: func(c *Config, v string) error {
-		addr, err := parseLoopbackAddr(v)
+		addr, err := ParseLoopbackAddr(v)
 		if err != nil {
 			return err
 		}
@@ -81,6 +82,36 @@ var keys = []key{
 			return errors.New("the postgres store is not available in this build yet; use sqlite")
 		}
 		return fmt.Errorf("%q is not a known store (want sqlite)", clipValue(v))
+	}},
+	{name: "band", usage: `"embedded" to run jam's own hub, or a Band URL such as https://app.band.ai`, set: func(c *Config, v string) error {
+		if v == BandEmbedded {
+			c.Band = v
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return fmt.Errorf("%q is neither %q nor an http(s) URL without credentials", clipValue(v), BandEmbedded)
+		}
+		c.Band = strings.TrimRight(u.String(), "/")
+		return nil
+	}},
+	{name: "band_key", usage: "the person's Band user key (band_u_…), with a Band URL", set: func(c *Config, v string) error {
+		if strings.ContainsAny(v, " \t\r\n") {
+			return errors.New("the key contains white space")
+		}
+		c.BandKey = v
+		return nil
+	}},
+	{name: "hub_addr", usage: "loopback address of the embedded hub (port 0 picks one)", set: func(c *Config, v string) error {
+		addr, err := ParseLoopbackAddr(v)
+		if err != nil {
+			return err
+		}
+		if addr == "" {
+			return errors.New("the embedded hub needs an address; use band to choose another Band")
+		}
+		c.HubAddr = addr
+		return nil
 	}},
 }
 

@@ -77,6 +77,7 @@ type daemon struct {
 	workspace store.Workspace
 	run       store.DaemonRunStartResult
 	api       *api.Server
+	band      *bandLink
 }
 
 // start brings components up in dependency order, pushing each one's stop
@@ -110,6 +111,10 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 	stack.push("daemon run record", func(ctx context.Context) error {
 		return st.DaemonRunStop(ctx, run.Run.ID, time.Now())
 	})
+
+	if err := d.startBand(ctx, stack); err != nil {
+		return err
+	}
 
 	srv, err := api.New(api.Config{
 		SocketPath: filepath.Join(d.cfg.DataDir, datadir.SocketFile),
@@ -146,6 +151,7 @@ func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
 		HTTPAddr:      d.api.HTTPAddr(),
 		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion},
 		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
+		Band:          d.band.status(),
 	}
 	if prev := d.run.Previous; prev != nil {
 		rs := &wire.RunStatus{PID: prev.PID, Version: prev.Version, StartedAt: prev.StartedAt, Clean: prev.Clean()}
@@ -166,6 +172,11 @@ func (d *daemon) printBanner(w io.Writer) {
 		fmt.Fprintf(w, "  http api     http://%s (bearer token in %s)\n", addr, filepath.Join(d.cfg.DataDir, datadir.TokenFile))
 	}
 	fmt.Fprintf(w, "  store        sqlite %s\n", filepath.Join(d.cfg.DataDir, datadir.StoreFile))
+	if d.band.mode == "embedded" {
+		fmt.Fprintf(w, "  hub          %s (owner key in %s)\n", d.band.url, d.band.keyFile)
+	} else {
+		fmt.Fprintf(w, "  band         %s\n", d.band.url)
+	}
 	fmt.Fprintf(w, "  workspace    %s (%s)\n", d.workspace.Name, d.workspace.ID)
 }
 

@@ -72,6 +72,7 @@ type Status struct {
 	HTTPAddr      string          `json:"http_addr,omitempty"`
 	Store         StoreStatus     `json:"store"`
 	Workspace     WorkspaceStatus `json:"workspace"`
+	Band          BandStatus      `json:"band"`
 	// PreviousRun describes the run before this one on this node.
 	PreviousRun *RunStatus `json:"previous_run,omitempty"`
 }
@@ -98,4 +99,17 @@ type RunStatus struct {
 	// Clean is false when the run ended without recording a clean stop
 	// (it crashed or was killed).
 	Clean bool `json:"clean"`
+}
+
+// BandStatus describes the daemon's link to Band or its embedded hub.
+type BandStatus struct {
+	// Mode is "embedded" (the hub runs inside the daemon) or "remote".
+	Mode string `json:"mode"`
+	URL  string `json:"url"`
+	// OwnerKeyFile holds the embedded hub owner's user key.
+	OwnerKeyFile string `json:"owner_key_file,omitempty"`
+	UserID       string `json:"user_id,omitempty"`
+	Handle       string `json:"handle,omitempty"`
+	// Error is the last failure to reach Band, if any.
+	Error string `json:"error,omitempty"`
 }
