@@ -70,17 +70,7 @@ func NewAgentFeed(cfg AgentFeedConfig, agentID string, onEvent func(AgentEvent))
 	if cfg.ListTimeout == 0 {
 		cfg.ListTimeout = 20 * time.Second
 	}
-	sc := cfg.Socket
-	if sc.BaseURL == "" {
-		sc.BaseURL = cfg.Client.BaseURL()
-	}
-	if sc.Credential == nil {
-		sc.Credential = cfg.Client.Credential()
-	}
-	if sc.Logger == nil {
-		sc.Logger = cfg.Logger
-	}
-	s, err := NewSocket(sc)
+	s, err := newClientSocket(cfg.Socket, cfg.Client, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}

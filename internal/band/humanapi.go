@@ -28,23 +28,7 @@ func (c *Client) RegisterAgent(ctx context.Context, name, description string) (p
 
 // MyAgents lists the person's agents.
 func (c *Client) MyAgents(ctx context.Context) ([]protocol.MyAgent, error) {
-	var all []protocol.MyAgent
-	cursor := ""
-	for {
-		q := url.Values{"limit": {"100"}}
-		if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		var out protocol.List[protocol.MyAgent]
-		if _, err := c.call(ctx, http.MethodGet, "/me/agents", q, nil, &out); err != nil {
-			return nil, err
-		}
-		all = append(all, out.Data...)
-		if out.Metadata.HasMore == nil || !*out.Metadata.HasMore || out.Metadata.NextCursor == nil || *out.Metadata.NextCursor == cursor {
-			return all, nil
-		}
-		cursor = *out.Metadata.NextCursor
-	}
+	return collectPages[protocol.MyAgent](ctx, c, "/me/agents")
 }
 
 // DeleteAgent deletes one of the person's agents, revoking its key.
@@ -111,22 +95,28 @@ func (c *Client) SendChatMessage(ctx context.Context, room, content string, ment
 
 // ChatParticipants lists a room's participants as the person sees them.
 func (c *Client) ChatParticipants(ctx context.Context, room string) ([]protocol.Participant, error) {
-	var all []protocol.Participant
+	return collectPages[protocol.Participant](ctx, c, "/me/chats/"+pathEscape(room)+"/participants")
+}
+
+// collectPages follows a cursor-paginated list to its end.
+func collectPages[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	var all []T
 	cursor := ""
 	for {
-		q := url.Values{"limit": {"100"}}
+		q := url.Values{"limit": {strconv.Itoa(protocol.MaxPageLimit)}}
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		var out protocol.List[protocol.Participant]
-		if _, err := c.call(ctx, http.MethodGet, "/me/chats/"+pathEscape(room)+"/participants", q, nil, &out); err != nil {
+		var out protocol.List[T]
+		if _, err := c.call(ctx, http.MethodGet, path, q, nil, &out); err != nil {
 			return nil, err
 		}
 		all = append(all, out.Data...)
-		if out.Metadata.HasMore == nil || !*out.Metadata.HasMore || out.Metadata.NextCursor == nil || *out.Metadata.NextCursor == cursor {
+		md := out.Metadata
+		if md.HasMore == nil || !*md.HasMore || md.NextCursor == nil || *md.NextCursor == cursor {
 			return all, nil
 		}
-		cursor = *out.Metadata.NextCursor
+		cursor = *md.NextCursor
 	}
 }
 

@@ -86,17 +86,7 @@ func NewHumanFeed(cfg HumanFeedConfig, userID string, onEvent func(HumanEvent)) 
 	if cfg.MaxDirectory == 0 {
 		cfg.MaxDirectory = 500
 	}
-	sc := cfg.Socket
-	if sc.BaseURL == "" {
-		sc.BaseURL = cfg.Client.BaseURL()
-	}
-	if sc.Credential == nil {
-		sc.Credential = cfg.Client.Credential()
-	}
-	if sc.Logger == nil {
-		sc.Logger = cfg.Logger
-	}
-	s, err := NewSocket(sc)
+	s, err := newClientSocket(cfg.Socket, cfg.Client, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,21 @@ func (s *Socket) Run(ctx context.Context, h Handler) error {
 	}
 }
 
+// newClientSocket builds a socket that, unless configured otherwise, talks
+// to the same Band as client, with its credential and logger.
+func newClientSocket(sc SocketConfig, client *Client, log *slog.Logger) (*Socket, error) {
+	if sc.BaseURL == "" {
+		sc.BaseURL = client.BaseURL()
+	}
+	if sc.Credential == nil {
+		sc.Credential = client.Credential()
+	}
+	if sc.Logger == nil {
+		sc.Logger = log
+	}
+	return NewSocket(sc)
+}
+
 // backoff is BackoffMin doubled per consecutive failure, capped at
 // BackoffMax, plus up to Jitter.
 func (s *Socket) backoff(failures int) time.Duration {
