@@ -10,6 +10,7 @@
 // defaults.
 //
 // The server derives its base context from the daemon's, so a stop cancels
-// every request; Stop drains in-flight requests until its context expires
-// and then closes what is left.
+// every request; Stop first ends held-open requests (the waitInbox long
+// poll), then drains in-flight requests until its context expires and
+// closes what is left.
 package api

@@ -15,6 +15,21 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", s.handleStatus)
+
+	mux.HandleFunc("GET /v1/accounts", s.handleAccounts)
+	mux.HandleFunc("POST /v1/accounts", s.handleAccountAdd)
+	mux.HandleFunc("GET /v1/agents", s.handleAgents)
+	mux.HandleFunc("POST /v1/agents", s.handleAgentAdd)
+	mux.HandleFunc("GET /v1/rooms", s.handleRooms)
+	mux.HandleFunc("POST /v1/rooms", s.handleRoomCreate)
+	mux.HandleFunc("POST /v1/rooms/{room}/agents", s.handleRoomAdd)
+	mux.HandleFunc("POST /v1/bindings", s.handleBind)
+	mux.HandleFunc("DELETE /v1/bindings/{binding}", s.handleUnbind)
+	mux.HandleFunc("GET /v1/inbox", s.handleInbox)
+	mux.HandleFunc("POST /v1/waitInbox", s.handleWaitInbox)
+	mux.HandleFunc("POST /v1/messages/{msg}/reply", s.handleReply)
+	mux.HandleFunc("POST /v1/messages/{msg}/ack", s.handleAck)
+	mux.HandleFunc("POST /v1/send", s.handleSend)
 	return s.recoverPanics(s.envelopeMuxErrors(mux))
 }
 
@@ -35,7 +50,9 @@ func (s *Server) envelopeMuxErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
-			h.ServeHTTP(w, r)
+			// Serve through the mux, not h: only ServeHTTP sets the path
+			// values ({room}, {msg}) on the request.
+			mux.ServeHTTP(w, r)
 			return
 		}
 		rec := &headerRecorder{header: http.Header{}}

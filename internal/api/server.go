@@ -24,6 +24,28 @@ import (
 // Backend is what the handlers need from the daemon.
 type Backend interface {
 	Status(ctx context.Context) (wire.Status, error)
+	Messaging
+}
+
+// Messaging is the daemon's messaging surface: accounts, agents, rooms,
+// bindings, and the attached-agent inbox. Errors wrap the jam sentinels.
+type Messaging interface {
+	Accounts(ctx context.Context) ([]wire.Account, error)
+	AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error)
+	Agents(ctx context.Context) ([]wire.Agent, error)
+	AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error)
+	Rooms(ctx context.Context, account string) ([]wire.Room, error)
+	RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error)
+	RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error
+	Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
+	Unbind(ctx context.Context, binding string) error
+	// Inbox lists queued messages; unrouted selects the unrouted bucket.
+	Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
+	// WaitInbox returns as soon as a message is queued, or empty on timeout.
+	WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
+	Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
+	Ack(ctx context.Context, msg string, r wire.AckRequest) error
+	Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
 }
 
 // Config configures a Server.
@@ -80,6 +102,11 @@ type Server struct {
 	servers  []*http.Server // guarded by mu
 	httpAddr string         // guarded by mu
 	token    string         // guarded by mu
+	// held is the context of held-open requests (waitInbox), derived in
+	// Start from the daemon's and cancelled with jam.ErrStopping at the
+	// start of Stop, so a long poll never holds up the drain.
+	held     context.Context         // guarded by mu
+	stopHeld context.CancelCauseFunc // guarded by mu
 	wg       sync.WaitGroup
 }
 
@@ -112,6 +139,13 @@ func (s *Server) Start(ctx context.Context) error {
 	if len(s.servers) > 0 {
 		return errors.New("api: already started")
 	}
+	held, stopHeld := context.WithCancelCause(ctx)
+	defer func() {
+		// On failure nothing serves, so nothing is held.
+		if len(s.servers) == 0 {
+			stopHeld(nil)
+		}
+	}()
 	// A socket file left by a daemon that died is stale: the caller holds
 	// the data-directory lock, so no live daemon owns it.
 	if err := os.Remove(s.cfg.SocketPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -170,6 +204,7 @@ func (s *Server) Start(ctx context.Context) error {
 			}
 		})
 	}
+	s.held, s.stopHeld = held, stopHeld
 	return nil
 }
 
@@ -180,14 +215,20 @@ func (s *Server) HTTPAddr() string {
 	return s.httpAddr
 }
 
-// Stop stops accepting, waits for in-flight requests until ctx expires,
-// then closes the rest, and returns once every serving goroutine has
-// exited. It removes the socket file. Safe before Start and twice.
+// Stop ends held-open requests (waitInbox answers "stopping"), stops
+// accepting, waits for in-flight requests until ctx expires, then closes
+// the rest, and returns once every serving goroutine has exited. It
+// removes the socket file. Safe before Start and twice.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	servers := s.servers
 	s.servers = nil
+	stopHeld := s.stopHeld // held stays: cancelled, it refuses late polls
 	s.mu.Unlock()
+	if stopHeld != nil {
+		// End long polls first: Shutdown waits for every request to finish.
+		stopHeld(jam.ErrStopping)
+	}
 	var errs []error
 	for _, srv := range servers {
 		if err := srv.Shutdown(ctx); err != nil {

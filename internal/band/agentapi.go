@@ -162,3 +162,36 @@ func (c *Client) AgentActivity(ctx context.Context, room string, working bool) e
 	_, err := c.call(ctx, http.MethodPost, "/agent/chats/"+pathEscape(room)+"/activity", nil, protocol.ActivityRequest{Working: working}, nil)
 	return err
 }
+
+// AgentPeers lists the agents and people this agent can reach: siblings,
+// its owner and contacts.
+func (c *Client) AgentPeers(ctx context.Context) ([]protocol.Peer, error) {
+	var all []protocol.Peer
+	for page := 1; page <= maxChatPages; page++ {
+		var out protocol.List[protocol.Peer]
+		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {"100"}}
+		if _, err := c.call(ctx, http.MethodGet, "/agent/peers", q, nil, &out); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Data...)
+		if len(out.Data) == 0 || out.Metadata.TotalPages == nil || page >= *out.Metadata.TotalPages {
+			break
+		}
+	}
+	return all, nil
+}
+
+// AgentContext returns one page of the agent's view of a room: what it
+// sent and the text messages that mention it, oldest first.
+func (c *Client) AgentContext(ctx context.Context, room, cursor string, limit int) (MessagePage, error) {
+	q := url.Values{}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out protocol.List[protocol.Message]
+	_, err := c.call(ctx, http.MethodGet, "/agent/chats/"+pathEscape(room)+"/context", q, nil, &out)
+	return pageOf(out), err
+}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // HTTPConfig configures the shared HTTP client.
@@ -144,6 +146,10 @@ type transportError struct{ err error }
 
 func (e *transportError) Error() string { return "transport: " + e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
+
+// Is makes transport failures match jam.ErrUnavailable: the same call may
+// succeed later.
+func (e *transportError) Is(target error) bool { return target == jam.ErrUnavailable }
 
 func isTransport(err error) bool {
 	var te *transportError

@@ -255,16 +255,30 @@ func (s *Socket) session(ctx context.Context, h Handler) error {
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	sess := &Session{conn: conn, ctx: sctx, end: cancel, replies: map[string]chan phoenix.Reply{}, joins: map[string]string{}, timeout: s.cfg.ReplyTimeout}
-	pushes := make(chan Push, 256)
+	pushes := &pushQueue{signal: make(chan struct{}, 1)}
+	ready := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { sess.read(pushes) })
 	wg.Go(func() {
+		// Pushes wait until Connected has joined and caught up every room,
+		// so a live push can never overtake an older message the catch-up
+		// replays: per-room order holds across reconnects.
+		select {
+		case <-sctx.Done():
+			return
+		case <-ready:
+		}
 		for {
+			for _, p := range pushes.take() {
+				if sctx.Err() != nil {
+					return
+				}
+				h.Push(sctx, sess, p)
+			}
 			select {
 			case <-sctx.Done():
 				return
-			case p := <-pushes:
-				h.Push(sctx, sess, p)
+			case <-pushes.signal:
 			}
 		}
 	})
@@ -274,6 +288,7 @@ func (s *Socket) session(ctx context.Context, h Handler) error {
 		cancel(fmt.Errorf("connected: %w", err))
 	} else {
 		h.State(StateUp, nil)
+		close(ready)
 	}
 	<-sctx.Done()
 	cause := context.Cause(sctx)
@@ -388,7 +403,7 @@ func (s *Session) write(ctx context.Context, f phoenix.Frame) error {
 
 // read decodes frames until the connection ends, routing replies to their
 // waiters and accepted pushes to out.
-func (s *Session) read(out chan<- Push) {
+func (s *Session) read(out *pushQueue) {
 	for {
 		typ, data, err := s.conn.Read(s.ctx)
 		if err != nil {
@@ -433,13 +448,51 @@ func (s *Session) read(out chan<- Push) {
 				s.end(ErrSuperseded)
 				return
 			}
-			select {
-			case out <- Push{Topic: f.Topic, Event: f.Event, Payload: f.Payload}:
-			case <-s.ctx.Done():
+			if !out.add(Push{Topic: f.Topic, Event: f.Event, Payload: f.Payload}) {
+				// The handler is far behind: rather than grow without bound
+				// or drop a push, end the session; the next one catches up
+				// over REST.
+				s.end(fmt.Errorf("more than %d pushes waiting", maxPendingPushes))
 				return
 			}
 		}
 	}
+}
+
+// maxPendingPushes bounds pushes read but not yet handled.
+const maxPendingPushes = 10000
+
+// pushQueue holds pushes between the reader, which must never block (join
+// and heartbeat replies arrive on the same connection), and the handler.
+type pushQueue struct {
+	mu     sync.Mutex
+	items  []Push // guarded by mu
+	signal chan struct{}
+}
+
+// add appends p; false when the queue is full.
+func (q *pushQueue) add(p Push) bool {
+	q.mu.Lock()
+	if len(q.items) >= maxPendingPushes {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, p)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take removes and returns every queued push.
+func (q *pushQueue) take() []Push {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
 }
 
 // accepts reports whether f belongs to a current join: its join_ref is

@@ -32,6 +32,8 @@ const (
 	// ExitUnavailable: the daemon or a service it needs is busy, stopping
 	// or down; the same command may succeed later.
 	ExitUnavailable ExitCode = 7
+	// ExitTimeout: a wait ("jam wait") ended without what it waited for.
+	ExitTimeout ExitCode = 8
 	// ExitInterrupted: stopped by a signal before finishing.
 	ExitInterrupted ExitCode = 130
 )
@@ -90,6 +92,9 @@ func exitCodeOf(err error) ExitCode {
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
+	case errors.Is(err, context.DeadlineExceeded):
+		// The daemon did not answer a call in time.
+		return ExitUnavailable
 	}
 	return ExitError
 }

@@ -48,6 +48,7 @@ func execute(ctx context.Context, program string, cmd *cobra.Command, args []str
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
+	argsAreUsage(cmd)
 	err := cmd.ExecuteContext(ctx)
 	code := exitCodeOf(err)
 	if err != nil {
@@ -56,6 +57,22 @@ func execute(ctx context.Context, program string, cmd *cobra.Command, args []str
 		}
 	}
 	return int(code)
+}
+
+// argsAreUsage makes wrong positional arguments, anywhere in the command
+// tree, usage errors like wrong flags.
+func argsAreUsage(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return &usageError{err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		argsAreUsage(sub)
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -80,6 +97,16 @@ directory.`,
 		newStatusCmd(io, deps, nil),
 		newHubCmd(io, deps, nil),
 		newVersionCmd(io, nil),
+		newAccountCmd(io, deps),
+		newAgentCmd(io, deps),
+		newRoomCmd(io, deps),
+		newBindCmd(io, deps, nil),
+		newUnbindCmd(io, deps, nil),
+		newInboxCmd(io, deps, nil),
+		newWaitCmd(io, deps, nil),
+		newReplyCmd(io, deps, nil),
+		newAckCmd(io, deps, nil),
+		newSendCmd(io, deps, nil),
 	)
 	return root
 }

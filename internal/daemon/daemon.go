@@ -78,6 +78,7 @@ type daemon struct {
 	run       store.DaemonRunStartResult
 	api       *api.Server
 	band      *bandLink
+	msg       *messaging
 }
 
 // start brings components up in dependency order, pushing each one's stop
@@ -113,6 +114,9 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 	})
 
 	if err := d.startBand(ctx, stack); err != nil {
+		return err
+	}
+	if err := d.startMessaging(ctx, stack); err != nil {
 		return err
 	}
 

@@ -11,6 +11,9 @@ import (
 // NounVerb and take a *Params struct when they write more than one value.
 // All methods are safe for concurrent use.
 type Store interface {
+	// Messaging holds accounts, peers, bindings and the inbound pipeline.
+	Messaging
+
 	// Info describes the open store.
 	Info(ctx context.Context) (Info, error)
 	// Check runs the dialect's consistency check and returns an error

@@ -7,6 +7,7 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -57,7 +59,7 @@ func (c *Client) Close() { c.hc.CloseIdleConnections() }
 // Status returns the daemon's status.
 func (c *Client) Status(ctx context.Context) (wire.Status, error) {
 	var st wire.Status
-	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &st)
+	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/status"}, &st)
 	return st, err
 }
 
@@ -66,11 +68,20 @@ func (c *Client) Status(ctx context.Context) (wire.Status, error) {
 func (c *Client) WaitReady(ctx context.Context, interval time.Duration) (wire.Status, error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var last error
 	for {
 		st, err := c.Status(ctx)
-		if err == nil || !errors.Is(err, ErrNotRunning) {
+		switch {
+		case err == nil:
+			return st, nil
+		case ctx.Err() != nil && last != nil:
+			// ctx ended during this call (or a tick raced ctx.Done): the
+			// daemon was still not running.
+			return wire.Status{}, last
+		case !errors.Is(err, ErrNotRunning):
 			return st, err
 		}
+		last = err
 		select {
 		case <-ctx.Done():
 			return wire.Status{}, err
@@ -79,8 +90,37 @@ func (c *Client) WaitReady(ctx context.Context, interval time.Duration) (wire.St
 	}
 }
 
-func (c *Client) do(ctx context.Context, method, path string, body io.Reader, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, "http://jamd"+path, body)
+// request is one call to the daemon.
+type request struct {
+	method string
+	// path is already escaped; see pathf.
+	path  string
+	query url.Values
+	// body is encoded as JSON when not nil.
+	body any
+	// timeout bounds the whole call on top of ctx; 0 leaves it to ctx.
+	timeout time.Duration
+}
+
+func (c *Client) do(ctx context.Context, r request, out any) error {
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	target := "http://jamd" + r.path
+	if len(r.query) > 0 {
+		target += "?" + r.query.Encode()
+	}
+	var body io.Reader
+	if r.body != nil {
+		raw, err := json.Marshal(r.body)
+		if err != nil {
+			return fmt.Errorf("%s %s: encode request: %w", r.method, r.path, err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
 	if err != nil {
 		return err
 	}
@@ -92,17 +132,20 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ou
 		if notRunning(err) {
 			return fmt.Errorf("%w (no daemon answers on %s)", ErrNotRunning, c.socket)
 		}
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		if r.timeout > 0 && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s %s: no answer within %s: %w", r.method, r.path, r.timeout, err)
+		}
+		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: read response: %w", method, path, err)
+		return fmt.Errorf("%s %s: read response: %w", r.method, r.path, err)
 	}
 	if resp.StatusCode >= 300 {
 		var eb wire.ErrorBody
 		if json.Unmarshal(raw, &eb) != nil || eb.Error.Code == "" {
-			return &Error{HTTPStatus: resp.StatusCode, Code: wire.CodeInternal, Message: fmt.Sprintf("%s %s: unexpected %s", method, path, resp.Status)}
+			return &Error{HTTPStatus: resp.StatusCode, Code: wire.CodeInternal, Message: fmt.Sprintf("%s %s: unexpected %s", r.method, r.path, resp.Status)}
 		}
 		return &Error{HTTPStatus: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message}
 	}
@@ -110,9 +153,18 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ou
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: decode response: %w", method, path, err)
+		return fmt.Errorf("%s %s: decode response: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// pathf builds a request path, escaping each argument as one segment.
+func pathf(format string, segments ...string) string {
+	args := make([]any, len(segments))
+	for i, s := range segments {
+		args[i] = url.PathEscape(s)
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // notRunning reports whether a dial error means nothing listens: the

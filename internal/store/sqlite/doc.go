@@ -18,8 +18,10 @@
 // open a fresh connection at any time and a pragma run once on one connection
 // would silently be missing on the next. All connections use WAL,
 // synchronous=FULL (a commit survives power loss, not only a crash),
-// foreign_keys=ON and a 5 s busy timeout, the last for other processes such
-// as a backup tool holding the file.
+// foreign_keys=ON, temp_store=MEMORY (statement journals and sorts never
+// touch a temporary file; a multi-row statement such as the batch insert
+// of SpoolAppend keeps one) and a 5 s busy timeout, the last for other
+// processes such as a backup tool holding the file.
 //
 // # Checkpoints
 //
@@ -43,6 +45,26 @@
 // describe would corrupt data more quietly than refusing to start.
 //
 // SQL is kept as named constants, one file per table (workspace.go,
-// setting.go, daemonrun.go), next to the methods that run it. Times are
-// stored as BIGINT UTC microseconds and returned in UTC.
+// setting.go, daemonrun.go, account.go, peer.go, binding.go, spool.go,
+// queue.go, settled.go, reply.go), next to the methods that run it. Times
+// are stored as BIGINT UTC microseconds and returned in UTC.
+//
+// # Messaging
+//
+// Every write of the inbound pipeline that must be atomic is one short
+// IMMEDIATE transaction on the single writer: SpoolAppend (a whole batch,
+// one fsync), SpoolMove (delete the entry, read the room's owner, insert
+// the queue row), SpoolDrop and QueueSettle (delete, write the tombstone),
+// and BindingPut/BindingDelete (re-home the queue rows). Because the writer
+// is one connection, a transaction also excludes every other writer, so the
+// owner SpoolMove reads cannot change before its row is inserted. No
+// transaction waits on anything but SQLite, and the hot statements are
+// index lookups (TestQueries_useIndexes keeps them so). SpoolAppend, the
+// statement of every group commit, inserts a whole batch with one
+// multi-row statement, prepared once per power-of-two size and cached.
+// The lock of that cache is taken before the writer connection, never
+// while holding it.
+//
+// UUIDs (rooms, messages, identities) are stored lower-case, as
+// jam.ParseUUID returns them, so lookups match whatever case arrives.
 package sqlite

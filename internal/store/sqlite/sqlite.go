@@ -89,6 +89,8 @@ type Store struct {
 	reader *sql.DB // query_only pool; every read goes here
 	ckpt   *sql.DB // one connection; WAL checkpoints only
 
+	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
+
 	truncateBytes int64
 	stopCkpt      context.CancelFunc
 	wg            sync.WaitGroup // the checkpointer goroutine
@@ -180,6 +182,7 @@ func openDB(ctx context.Context, path string, n int, extra ...string) (*sql.DB, 
 		fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
 		"foreign_keys(1)",
 		"synchronous(FULL)",
+		"temp_store(MEMORY)",
 	}, extra...)
 	for _, p := range params {
 		if k, v, ok := strings.Cut(p, "="); ok {
@@ -217,6 +220,7 @@ func (s *Store) Close() error {
 			s.reader.Close(),
 			s.checkpoint(context.Background(), true),
 			s.ckpt.Close(),
+			s.spoolInserts.close(),
 			s.writer.Close(),
 		)
 		if err != nil {

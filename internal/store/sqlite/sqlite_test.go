@@ -84,6 +84,7 @@ func TestStore_pragmas(t *testing.T) {
 		require.Equal(t, "2", pragma(c, "synchronous"), "conn %d", i)
 		require.Equal(t, "1", pragma(c, "foreign_keys"), "conn %d", i)
 		require.Equal(t, "5000", pragma(c, "busy_timeout"), "conn %d", i)
+		require.Equal(t, "2", pragma(c, "temp_store"), "conn %d", i) // MEMORY
 	}
 	for _, c := range conns {
 		require.Equal(t, "1", pragma(c, "query_only"))
@@ -157,7 +158,9 @@ func ledger(t *testing.T, st *Store) []string {
 
 func TestOpen_migrations(t *testing.T) {
 	t.Parallel()
-	extra := store.Migration{Version: 2, Name: "extra", SQL: "CREATE TABLE extra (x INTEGER NOT NULL);"}
+	// The extra migrations come right after this build's last one.
+	n := len(embedded(t))
+	extra := store.Migration{Version: n + 1, Name: "extra", SQL: "CREATE TABLE extra (x INTEGER NOT NULL);"}
 
 	tests := []struct {
 		name    string
@@ -170,7 +173,7 @@ func TestOpen_migrations(t *testing.T) {
 			name:    "newer schema is refused",
 			first:   func(t *testing.T) []store.Migration { return append(embedded(t), extra) },
 			second:  embedded,
-			wantErr: "store schema version 2 is newer than this jam build (knows 1); upgrade jam",
+			wantErr: fmt.Sprintf("store schema version %d is newer than this jam build (knows %d); upgrade jam", n+1, n),
 		},
 		{
 			name:  "edited migration is refused",
@@ -186,16 +189,16 @@ func TestOpen_migrations(t *testing.T) {
 			name:    "new migration is applied",
 			first:   embedded,
 			second:  func(t *testing.T) []store.Migration { return append(embedded(t), extra) },
-			wantVer: 2,
+			wantVer: n + 1,
 		},
 		{
 			name:  "failed migration leaves no trace",
 			first: embedded,
 			second: func(t *testing.T) []store.Migration {
-				bad := store.Migration{Version: 2, Name: "bad", SQL: "CREATE TABLE half (x INTEGER); SELECT * FROM missing;"}
+				bad := store.Migration{Version: n + 1, Name: "bad", SQL: "CREATE TABLE half (x INTEGER); SELECT * FROM missing;"}
 				return append(embedded(t), bad)
 			},
-			wantErr: "apply migration 0002_bad",
+			wantErr: fmt.Sprintf("apply migration %04d_bad", n+1),
 		},
 	}
 	for _, tt := range tests {

@@ -386,6 +386,8 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 		requireTime(t, epoch, next.Previous.StartedAt)
 		requireTime(t, epoch.Add(time.Hour), next.Previous.StoppedAt)
 	})
+
+	exerciseMessaging(t, open)
 }
 
 func ensureErr(ctx context.Context, st store.Store, p store.WorkspaceEnsureParams) error {

@@ -1,0 +1,153 @@
+package wire
+
+import "time"
+
+// Account is a signed-in Band account (GET/POST /v1/accounts).
+type Account struct {
+	ID      string    `json:"id"`
+	Profile string    `json:"profile"`
+	BandURL string    `json:"band_url"`
+	UserID  string    `json:"user_id"`
+	Handle  string    `json:"handle"`
+	Created time.Time `json:"created_at"`
+}
+
+// AccountAddRequest is the body of POST /v1/accounts.
+type AccountAddRequest struct {
+	Profile string `json:"profile"`
+	BandURL string `json:"band_url"`
+	Key     string `json:"key"`
+}
+
+// Agent is a peer: one Band agent under one account (GET /v1/agents).
+type Agent struct {
+	Peer     string    `json:"peer"` // "profile/scope"
+	Name     string    `json:"name"`
+	AgentID  string    `json:"agent_id"`
+	Handle   string    `json:"handle"`
+	Account  string    `json:"account"`
+	Bindings []Binding `json:"bindings"`
+	Queued   int       `json:"queued"`
+	Unrouted int       `json:"unrouted"`
+	// State is the agent socket's state: connecting, up, reconnecting,
+	// superseded or stopped.
+	State string `json:"state"`
+}
+
+// AgentAddRequest is the body of POST /v1/agents. With Key, an existing
+// agent is imported; without, a new agent is registered on Band.
+type AgentAddRequest struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Account     string `json:"account,omitempty"` // profile; default: the only account
+	Key         string `json:"key,omitempty"`
+}
+
+// Binding binds one session to one room for one agent.
+type Binding struct {
+	ID        string    `json:"id"`
+	Peer      string    `json:"peer"`
+	Room      string    `json:"room"`
+	Alias     string    `json:"alias"`
+	SessionID string    `json:"session_id"`
+	Mode      string    `json:"mode"`
+	Created   time.Time `json:"created_at"`
+	// Moved counts queued messages re-homed to this binding when it was
+	// created (stolen from another owner or taken from the unrouted bucket).
+	Moved int `json:"moved,omitempty"`
+}
+
+// BindRequest is the body of POST /v1/bindings.
+type BindRequest struct {
+	Agent string `json:"agent"` // peer key, scope or handle
+	Room  string `json:"room"`
+	Alias string `json:"alias,omitempty"`
+}
+
+// Room is a room the person is in (GET /v1/rooms).
+type Room struct {
+	ID            string   `json:"id"`
+	Title         string   `json:"title"`
+	Account       string   `json:"account"`
+	LastMessageAt string   `json:"last_message_at,omitempty"`
+	Participants  []string `json:"participants,omitempty"`
+}
+
+// RoomCreateRequest is the body of POST /v1/rooms.
+type RoomCreateRequest struct {
+	Title   string   `json:"title"`
+	Account string   `json:"account,omitempty"`
+	Agents  []string `json:"agents,omitempty"`
+}
+
+// RoomAddRequest is the body of POST /v1/rooms/{room}/agents.
+type RoomAddRequest struct {
+	Agent string `json:"agent"`
+}
+
+// InboxMessage is one queued message (GET /v1/inbox, POST /v1/waitInbox).
+type InboxMessage struct {
+	ID              string    `json:"id"`
+	Peer            string    `json:"peer"`
+	Room            string    `json:"room"`
+	Binding         string    `json:"binding,omitempty"`
+	SenderID        string    `json:"sender_id"`
+	SenderName      string    `json:"sender_name,omitempty"`
+	Content         string    `json:"content"`
+	AddressedToUser bool      `json:"addressed_to_user"`
+	State           string    `json:"state"`
+	ReceivedAt      time.Time `json:"received_at"`
+}
+
+// Inbox is the body of GET /v1/inbox and POST /v1/waitInbox.
+type Inbox struct {
+	Messages []InboxMessage `json:"messages"`
+}
+
+// WaitRequest is the body of POST /v1/waitInbox.
+type WaitRequest struct {
+	Agent string `json:"agent,omitempty"`
+	Room  string `json:"room,omitempty"`
+	// TimeoutMS bounds the wait; 0 means 30 s, at most 10 minutes.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// ReplyRequest is the body of POST /v1/messages/{id}/reply.
+type ReplyRequest struct {
+	Agent    string   `json:"agent,omitempty"`
+	Text     string   `json:"text"`
+	Mentions []string `json:"mentions,omitempty"`
+}
+
+// ReplyResult is the answer to a reply.
+type ReplyResult struct {
+	Posted   []string `json:"posted"`
+	Mentions []string `json:"mentions"`
+	Resumed  bool     `json:"resumed,omitempty"`
+}
+
+// AckRequest is the body of POST /v1/messages/{id}/ack.
+type AckRequest struct {
+	Agent string `json:"agent,omitempty"`
+}
+
+// SendRequest is the body of POST /v1/send.
+type SendRequest struct {
+	Agent      string   `json:"agent,omitempty"`
+	Room       string   `json:"room"`
+	Text       string   `json:"text"`
+	Recipients []string `json:"recipients,omitempty"`
+}
+
+// SendResult is the answer to a send.
+type SendResult struct {
+	ID       string   `json:"id"`
+	Body     string   `json:"body"`
+	Mentions []string `json:"mentions"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// OK is the body of a request that answers nothing else.
+type OK struct {
+	OK bool `json:"ok"`
+}

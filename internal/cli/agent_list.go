@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+// AgentListOptions are the inputs of "jam agent list".
+type AgentListOptions struct {
+	IO      *IOStreams
+	DataDir string
+	JSON    bool
+}
+
+func newAgentListCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentListOptions) error) *cobra.Command {
+	opts := &AgentListOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents with their state, queues and bindings",
+		Long: `List the agents: peer key, handle, the state of the agent's socket
+(connecting, up, reconnecting, superseded, stopped), how many messages wait
+in its bound queues and in its unrouted bucket, and its bindings (as
+alias=room).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := loadClientConfig(c, deps)
+			if err != nil {
+				return err
+			}
+			opts.DataDir = cfg.DataDir
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runAgentList(c.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runAgentList(ctx context.Context, opts *AgentListOptions) error {
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	agents, err := client.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, wire.AgentList{Agents: nonNil(agents)})
+	}
+	if len(agents) == 0 {
+		fmt.Fprintln(opts.IO.Out, "no agents; add one with: jam agent add NAME")
+		return nil
+	}
+	tw := newTable(opts.IO.Out)
+	fmt.Fprintln(tw, "PEER\tHANDLE\tSTATE\tQUEUED\tUNROUTED\tBINDINGS")
+	for _, a := range agents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", a.Peer, orDash(a.Handle), orDash(a.State), a.Queued, a.Unrouted, bindingsCell(a.Bindings))
+	}
+	return tw.Flush()
+}
+
+// bindingsCell shows an agent's bindings as alias=room, comma-separated.
+func bindingsCell(bs []wire.Binding) string {
+	if len(bs) == 0 {
+		return "-"
+	}
+	cells := make([]string, len(bs))
+	for i, b := range bs {
+		cells[i] = b.Room
+		if b.Alias != "" {
+			cells[i] = b.Alias + "=" + b.Room
+		}
+	}
+	return strings.Join(cells, ",")
+}

@@ -1,0 +1,249 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/cli"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// backend is a fake daemon: each method answers with its Func field, and
+// a method whose field is nil answers not_implemented.
+type backend struct {
+	AccountsFunc   func(ctx context.Context) ([]wire.Account, error)
+	AccountAddFunc func(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error)
+	AgentsFunc     func(ctx context.Context) ([]wire.Agent, error)
+	AgentAddFunc   func(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error)
+	RoomsFunc      func(ctx context.Context, account string) ([]wire.Room, error)
+	RoomCreateFunc func(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error)
+	RoomAddFunc    func(ctx context.Context, room string, r wire.RoomAddRequest) error
+	BindFunc       func(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
+	UnbindFunc     func(ctx context.Context, binding string) error
+	InboxFunc      func(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
+	WaitInboxFunc  func(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
+	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
+	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
+	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
+}
+
+var _ api.Backend = backend{}
+
+var errUnset = fmt.Errorf("fake backend: method not set: %w", jam.ErrNotImplemented)
+
+func (b backend) Status(context.Context) (wire.Status, error) {
+	return wire.Status{State: wire.StateRunning}, nil
+}
+
+func (b backend) Accounts(ctx context.Context) ([]wire.Account, error) {
+	if b.AccountsFunc == nil {
+		return nil, errUnset
+	}
+	return b.AccountsFunc(ctx)
+}
+
+func (b backend) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error) {
+	if b.AccountAddFunc == nil {
+		return wire.Account{}, errUnset
+	}
+	return b.AccountAddFunc(ctx, r)
+}
+
+func (b backend) Agents(ctx context.Context) ([]wire.Agent, error) {
+	if b.AgentsFunc == nil {
+		return nil, errUnset
+	}
+	return b.AgentsFunc(ctx)
+}
+
+func (b backend) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
+	if b.AgentAddFunc == nil {
+		return wire.Agent{}, errUnset
+	}
+	return b.AgentAddFunc(ctx, r)
+}
+
+func (b backend) Rooms(ctx context.Context, account string) ([]wire.Room, error) {
+	if b.RoomsFunc == nil {
+		return nil, errUnset
+	}
+	return b.RoomsFunc(ctx, account)
+}
+
+func (b backend) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error) {
+	if b.RoomCreateFunc == nil {
+		return wire.Room{}, errUnset
+	}
+	return b.RoomCreateFunc(ctx, r)
+}
+
+func (b backend) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
+	if b.RoomAddFunc == nil {
+		return errUnset
+	}
+	return b.RoomAddFunc(ctx, room, r)
+}
+
+func (b backend) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error) {
+	if b.BindFunc == nil {
+		return wire.Binding{}, errUnset
+	}
+	return b.BindFunc(ctx, r)
+}
+
+func (b backend) Unbind(ctx context.Context, binding string) error {
+	if b.UnbindFunc == nil {
+		return errUnset
+	}
+	return b.UnbindFunc(ctx, binding)
+}
+
+func (b backend) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
+	if b.InboxFunc == nil {
+		return wire.Inbox{}, errUnset
+	}
+	return b.InboxFunc(ctx, agent, room, unrouted)
+}
+
+func (b backend) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
+	if b.WaitInboxFunc == nil {
+		return wire.Inbox{}, errUnset
+	}
+	return b.WaitInboxFunc(ctx, r)
+}
+
+func (b backend) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error) {
+	if b.ReplyFunc == nil {
+		return wire.ReplyResult{}, errUnset
+	}
+	return b.ReplyFunc(ctx, msg, r)
+}
+
+func (b backend) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
+	if b.AckFunc == nil {
+		return errUnset
+	}
+	return b.AckFunc(ctx, msg, r)
+}
+
+func (b backend) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
+	if b.SendFunc == nil {
+		return wire.SendResult{}, errUnset
+	}
+	return b.SendFunc(ctx, r)
+}
+
+// testBundle is a data directory whose control socket a real api.Server
+// serves with a fake backend.
+type testBundle struct {
+	dataDir string
+}
+
+// setup starts a server for b on jamd.sock in a fresh, short data
+// directory (unix socket paths are limited to 107 bytes).
+func setup(t *testing.T, b backend) *testBundle {
+	t.Helper()
+	dir := shortDir(t)
+	srv, err := api.New(api.Config{SocketPath: filepath.Join(dir, datadir.SocketFile), Logger: slog.New(slog.DiscardHandler)}, b)
+	require.NoError(t, err)
+	require.NoError(t, srv.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, srv.Stop(context.Background())) })
+	return &testBundle{dataDir: dir}
+}
+
+// noDaemon returns a data directory nothing serves.
+func noDaemon(t *testing.T) *testBundle {
+	t.Helper()
+	return &testBundle{dataDir: shortDir(t)}
+}
+
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "jamcli")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// result is what one run of jam did.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// invocation is one run of jam: its arguments, stdin and environment.
+type invocation struct {
+	args  []string
+	stdin string
+	env   map[string]string
+}
+
+// run runs jam against the bundle's data directory with only inv.env as
+// the environment, so the machine's JAM_* variables and config file never
+// count.
+func (b *testBundle) run(t *testing.T, inv invocation) result {
+	t.Helper()
+	streams, in, out, errOut := cli.Test()
+	in.WriteString(inv.stdin)
+	args := append(append([]string{}, inv.args...), "--data-dir", b.dataDir)
+	env := func(k string) (string, bool) { v, ok := inv.env[k]; return v, ok }
+	code := cli.Main(t.Context(), args, streams, cli.Deps{Env: env})
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// jam runs jam with args and nothing else.
+func (b *testBundle) jam(t *testing.T, args ...string) result {
+	t.Helper()
+	return b.run(t, invocation{args: args})
+}
+
+// cmdCase is one run of jam against a fake daemon, and what it must do.
+type cmdCase struct {
+	name     string
+	backend  backend
+	inv      invocation
+	wantCode int
+	// wantStdout is the exact standard output, unless wantJSON is set:
+	// then stdout must be that JSON document.
+	wantStdout string
+	wantJSON   string
+	// wantStderr is the exact standard error.
+	wantStderr string
+}
+
+func runCases(t *testing.T, cases []cmdCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := setup(t, tc.backend).run(t, tc.inv)
+			require.Equal(t, tc.wantStderr, r.stderr, "stderr")
+			require.Equal(t, tc.wantCode, r.code, "exit code")
+			if tc.wantJSON != "" {
+				// JSONEq fails on anything but one JSON document.
+				require.JSONEq(t, tc.wantJSON, r.stdout)
+				return
+			}
+			require.Equal(t, tc.wantStdout, r.stdout, "stdout")
+		})
+	}
+}
+
+// Fixtures.
+var (
+	created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	acct    = wire.Account{ID: "acc_1", Profile: "band", BandURL: "https://band.example", UserID: "u-1", Handle: "ann", Created: created}
+)
+
+const acctJSON = `{"id":"acc_1","profile":"band","band_url":"https://band.example","user_id":"u-1","handle":"ann","created_at":"2026-01-02T03:04:05Z"}`

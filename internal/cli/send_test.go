@@ -1,0 +1,70 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+func TestSend(t *testing.T) {
+	t.Parallel()
+	send := func(want wire.SendRequest, res wire.SendResult) backend {
+		return backend{SendFunc: func(_ context.Context, r wire.SendRequest) (wire.SendResult, error) {
+			assert.Equal(t, want, r)
+			return res, nil
+		}}
+	}
+	res := wire.SendResult{ID: "m-7", Body: "@bob hi", Mentions: []string{"bob"}}
+	warned := res
+	warned.Warnings = []string{"carol is not in the room", "two\nlines"}
+	runCases(t, []cmdCase{
+		{
+			name:       "prints the id",
+			backend:    send(wire.SendRequest{Room: roomID, Text: "hi"}, res),
+			inv:        invocation{args: []string{"send", roomID, "hi"}},
+			wantStdout: "m-7\n",
+		},
+		{
+			name:       "recipients, agent and warnings",
+			backend:    send(wire.SendRequest{Agent: "alice", Room: roomID, Text: "hi", Recipients: []string{"bob", "carol"}}, warned),
+			inv:        invocation{args: []string{"send", roomID, "hi", "--agent", "alice", "--to", "bob", "--to", "carol"}},
+			wantStdout: "m-7\n",
+			wantStderr: "jam: warning: carol is not in the room\njam: warning: two lines\n",
+		},
+		{
+			name:     "stdin, json",
+			backend:  send(wire.SendRequest{Room: roomID, Text: "from a pipe"}, res),
+			inv:      invocation{args: []string{"send", roomID, "-", "--json"}, stdin: "from a pipe\n"},
+			wantJSON: `{"id":"m-7","body":"@bob hi","mentions":["bob"]}`,
+		},
+		{
+			name:       "empty text",
+			inv:        invocation{args: []string{"send", roomID, "  "}},
+			wantCode:   2,
+			wantStderr: "jam: the message text is empty\n",
+		},
+		{
+			name: "bad room",
+			backend: backend{SendFunc: func(context.Context, wire.SendRequest) (wire.SendResult, error) {
+				return wire.SendResult{}, fmt.Errorf("%w: room id %q is not a UUID", jam.ErrInvalid, "lobby")
+			}},
+			inv:        invocation{args: []string{"send", "lobby", "hi"}},
+			wantCode:   2,
+			wantStderr: "jam: send to room lobby: invalid argument: room id \"lobby\" is not a UUID (invalid_argument)\n",
+		},
+		{
+			name: "band down",
+			backend: backend{SendFunc: func(context.Context, wire.SendRequest) (wire.SendResult, error) {
+				return wire.SendResult{}, fmt.Errorf("post message: %w", jam.ErrUnavailable)
+			}},
+			inv:        invocation{args: []string{"send", roomID, "hi"}},
+			wantCode:   7,
+			wantStderr: "jam: send to room " + roomID + ": post message: unavailable (unavailable)\n",
+		},
+	})
+}

@@ -1,0 +1,458 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band"
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// The daemon's messaging control surface (api.Messaging).
+
+func (d *daemon) Accounts(ctx context.Context) ([]wire.Account, error) {
+	accts, err := d.store.AccountList(ctx, d.workspace.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Account, 0, len(accts))
+	for _, a := range accts {
+		out = append(out, wireAccount(a))
+	}
+	return out, nil
+}
+
+func wireAccount(a store.Account) wire.Account {
+	return wire.Account{ID: string(a.ID), Profile: a.Profile, BandURL: a.BandURL, UserID: string(a.UserID), Handle: a.Handle, Created: a.CreatedAt}
+}
+
+func (d *daemon) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error) {
+	profile := r.Profile
+	if profile == "" {
+		profile = "band"
+	}
+	if err := (jam.PeerKey{Profile: profile, Scope: "x"}).Validate(); err != nil {
+		return wire.Account{}, fmt.Errorf("profile: %w", err)
+	}
+	if r.Key == "" || r.BandURL == "" {
+		return wire.Account{}, fmt.Errorf("%w: band_url and key are required", jam.ErrInvalid)
+	}
+	c, err := band.NewClient(d.band.http, r.BandURL, band.APIKey(r.Key))
+	if err != nil {
+		return wire.Account{}, fmt.Errorf("%w: %v", jam.ErrInvalid, err)
+	}
+	p, err := c.Profile(ctx)
+	if err != nil {
+		return wire.Account{}, fmt.Errorf("sign in to %s: %w", r.BandURL, err)
+	}
+	user, err := jam.ParseUUID[jam.IdentityID](p.ID)
+	if err != nil {
+		return wire.Account{}, err
+	}
+	ws := d.workspace.ID
+	a := store.Account{ID: jam.New[jam.AccountID](d.minter), WorkspaceID: ws, Profile: profile, BandURL: c.BaseURL(), UserID: user, Handle: p.Handle,
+		KeySealed: d.msg.box.Seal([]byte(r.Key), accountAAD(ws, profile)), CreatedAt: time.Now()}
+	if old, err := d.store.AccountGet(ctx, ws, profile); err == nil {
+		a.ID, a.CreatedAt = old.ID, old.CreatedAt
+	}
+	a, err = d.store.AccountPut(ctx, a)
+	if err != nil {
+		return wire.Account{}, err
+	}
+	d.msg.mu.Lock()
+	delete(d.msg.clients, a.ID)
+	d.msg.mu.Unlock()
+	return wireAccount(a), nil
+}
+
+// account resolves a profile name, or the only account when empty.
+func (d *daemon) account(ctx context.Context, profile string) (store.Account, error) {
+	if profile != "" {
+		return d.store.AccountGet(ctx, d.workspace.ID, profile)
+	}
+	accts, err := d.store.AccountList(ctx, d.workspace.ID)
+	if err != nil {
+		return store.Account{}, err
+	}
+	switch len(accts) {
+	case 0:
+		return store.Account{}, fmt.Errorf("%w: no account; add one with jam account add", jam.ErrNotFound)
+	case 1:
+		return accts[0], nil
+	}
+	for _, a := range accts {
+		if a.Profile == d.configuredProfile() {
+			return a, nil
+		}
+	}
+	return store.Account{}, fmt.Errorf("%w: %d accounts; name one with --account", jam.ErrInvalid, len(accts))
+}
+
+func (d *daemon) Agents(ctx context.Context) ([]wire.Agent, error) {
+	peers, err := d.store.PeerList(ctx, d.workspace.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Agent, 0, len(peers))
+	for _, p := range peers {
+		a, err := d.wireAgent(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (d *daemon) wireAgent(ctx context.Context, p store.Peer) (wire.Agent, error) {
+	ws := d.workspace.ID
+	a := wire.Agent{Peer: p.Key.String(), Name: p.Name, AgentID: string(p.AgentID), Handle: p.Handle, Account: p.Key.Profile, State: d.msg.feeds.state(p.Key), Bindings: []wire.Binding{}}
+	bs, err := d.store.BindingList(ctx, ws, p.Key)
+	if err != nil {
+		return a, err
+	}
+	for _, b := range bs {
+		a.Bindings = append(a.Bindings, wireBinding(b))
+	}
+	rows, err := d.store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: p.Key})
+	if err != nil {
+		return a, err
+	}
+	for _, r := range rows {
+		if r.Binding == "" {
+			a.Unrouted++
+		} else {
+			a.Queued++
+		}
+	}
+	return a, nil
+}
+
+func wireBinding(b store.Binding) wire.Binding {
+	return wire.Binding{ID: string(b.ID), Peer: b.Peer.String(), Room: string(b.Room), Alias: b.Alias, SessionID: string(b.SessionID), Mode: string(b.Mode), Created: b.CreatedAt}
+}
+
+func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
+	acct, err := d.account(ctx, r.Account)
+	if err != nil {
+		return wire.Agent{}, err
+	}
+	ws := d.workspace.ID
+	key := r.Key
+	var agentID, handle, name string
+	if key != "" {
+		c, err := band.NewClient(d.band.http, acct.BandURL, band.APIKey(key))
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		me, err := c.AgentMe(ctx)
+		if err != nil {
+			return wire.Agent{}, fmt.Errorf("import agent key: %w", err)
+		}
+		agentID, handle, name = me.ID, me.Handle, me.Name
+	} else {
+		if strings.TrimSpace(r.Name) == "" {
+			return wire.Agent{}, fmt.Errorf("%w: an agent needs a name", jam.ErrInvalid)
+		}
+		user, err := d.msg.accountClient(acct)
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		desc := r.Description
+		if desc == "" {
+			desc = "jam agent " + r.Name
+		}
+		reg, err := user.RegisterAgent(ctx, r.Name, desc)
+		if err != nil {
+			return wire.Agent{}, fmt.Errorf("register agent: %w", err)
+		}
+		key, agentID, name = reg.Credentials.APIKey, reg.Agent.ID, reg.Agent.Name
+		c, err := band.NewClient(d.band.http, acct.BandURL, band.APIKey(key))
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		me, err := c.AgentMe(ctx)
+		if err != nil {
+			return wire.Agent{}, fmt.Errorf("new agent: %w", err)
+		}
+		handle = me.Handle
+	}
+	if r.Name != "" {
+		name = r.Name
+	}
+	pk := jam.PeerKey{Profile: acct.Profile, Scope: scopeOf(name)}
+	if err := pk.Validate(); err != nil {
+		return wire.Agent{}, fmt.Errorf("agent name %q: %w", name, err)
+	}
+	aid, err := jam.ParseUUID[jam.IdentityID](agentID)
+	if err != nil {
+		return wire.Agent{}, err
+	}
+	p := store.Peer{WorkspaceID: ws, Key: pk, AccountID: acct.ID, AgentID: aid, Handle: handle, Name: name,
+		KeySealed: d.msg.box.Seal([]byte(key), peerAAD(ws, pk)), CreatedAt: time.Now()}
+	if p, err = d.store.PeerPut(ctx, p); err != nil {
+		return wire.Agent{}, err
+	}
+	rt, c, err := d.msg.peerRuntime(ctx, p)
+	if err != nil {
+		return wire.Agent{}, err
+	}
+	if err := d.msg.engine.AddPeer(ctx, rt); err != nil {
+		return wire.Agent{}, err
+	}
+	d.msg.feeds.start(ws, p, c)
+	return d.wireAgent(ctx, p)
+}
+
+// peer resolves what a user typed for an agent: "profile/scope", a scope,
+// a handle or a name; empty means the only agent.
+func (d *daemon) peer(ctx context.Context, ref string) (store.Peer, error) {
+	peers, err := d.store.PeerList(ctx, d.workspace.ID)
+	if err != nil {
+		return store.Peer{}, err
+	}
+	var found []store.Peer
+	for _, p := range peers {
+		if ref == "" || p.Key.String() == ref || p.Key.Scope == ref || strings.EqualFold(p.Handle, strings.TrimPrefix(ref, "@")) || strings.EqualFold(p.Name, ref) {
+			found = append(found, p)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) == 0 && ref == "":
+		return store.Peer{}, fmt.Errorf("%w: no agents; add one with jam agent add", jam.ErrNotFound)
+	case len(found) == 0:
+		return store.Peer{}, fmt.Errorf("%w: no agent %q", jam.ErrNotFound, ref)
+	}
+	return store.Peer{}, fmt.Errorf("%w: %d agents match %q; name one with --agent", jam.ErrInvalid, len(found), ref)
+}
+
+func (d *daemon) Rooms(ctx context.Context, profile string) ([]wire.Room, error) {
+	acct, err := d.account(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.msg.accountClient(acct)
+	if err != nil {
+		return nil, err
+	}
+	rooms, _, err := c.MyChats(ctx, "", protocol.MaxPageLimit)
+	if err != nil {
+		return nil, fmt.Errorf("list rooms: %w", err)
+	}
+	out := make([]wire.Room, 0, len(rooms))
+	for _, r := range rooms {
+		w := wire.Room{ID: r.ID, Account: acct.Profile}
+		if r.Title != nil {
+			w.Title = *r.Title
+		}
+		if r.LastMessageAt != nil {
+			w.LastMessageAt = *r.LastMessageAt
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func (d *daemon) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error) {
+	acct, err := d.account(ctx, r.Account)
+	if err != nil {
+		return wire.Room{}, err
+	}
+	var peers []store.Peer
+	for _, a := range r.Agents {
+		p, err := d.peer(ctx, a)
+		if err != nil {
+			return wire.Room{}, err
+		}
+		peers = append(peers, p)
+	}
+	c, err := d.msg.accountClient(acct)
+	if err != nil {
+		return wire.Room{}, err
+	}
+	room, err := c.CreateChat(ctx, r.Title)
+	if err != nil {
+		return wire.Room{}, fmt.Errorf("create room: %w", err)
+	}
+	w := wire.Room{ID: room.ID, Title: r.Title, Account: acct.Profile}
+	for _, p := range peers {
+		if _, err := c.AddChatParticipant(ctx, room.ID, string(p.AgentID), protocol.RoleMember); err != nil {
+			return w, fmt.Errorf("add %s to room %s: %w", p.Key, room.ID, err)
+		}
+		w.Participants = append(w.Participants, p.Handle)
+	}
+	return w, nil
+}
+
+func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
+	p, err := d.peer(ctx, r.Agent)
+	if err != nil {
+		return err
+	}
+	acct, err := d.msg.accountByID(ctx, p.WorkspaceID, p.AccountID)
+	if err != nil {
+		return err
+	}
+	c, err := d.msg.accountClient(acct)
+	if err != nil {
+		return err
+	}
+	if _, err := c.AddChatParticipant(ctx, room, string(p.AgentID), protocol.RoleMember); err != nil {
+		return fmt.Errorf("add %s to room %s: %w", p.Key, room, err)
+	}
+	return nil
+}
+
+func (d *daemon) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error) {
+	p, err := d.peer(ctx, r.Agent)
+	if err != nil {
+		return wire.Binding{}, err
+	}
+	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	if err != nil {
+		return wire.Binding{}, err
+	}
+	alias := r.Alias
+	if alias == "" {
+		alias = p.Key.Scope + "@" + string(room)[:8]
+	}
+	b := store.Binding{ID: jam.New[jam.BindingID](d.minter), WorkspaceID: d.workspace.ID, Peer: p.Key, Room: room, Alias: alias,
+		SessionID: jam.New[jam.SessionID](d.minter), Mode: jam.RuntimeAttached, CreatedAt: time.Now()}
+	moved, err := d.store.BindingPut(ctx, b)
+	if err != nil {
+		return wire.Binding{}, err
+	}
+	if err := d.msg.engine.Redeliver(ctx, b.WorkspaceID, b.Peer, b.ID); err != nil {
+		d.log.Warn("redeliver after bind", "binding", b.ID, "err", err)
+	}
+	w := wireBinding(b)
+	w.Moved = moved
+	return w, nil
+}
+
+func (d *daemon) Unbind(ctx context.Context, ref string) error {
+	ws := d.workspace.ID
+	if id, err := jam.ParseID[jam.BindingID](ref); err == nil {
+		return d.store.BindingDelete(ctx, ws, id)
+	}
+	bs, err := d.store.BindingList(ctx, ws, jam.PeerKey{})
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b.Alias == ref {
+			return d.store.BindingDelete(ctx, ws, b.ID)
+		}
+	}
+	return fmt.Errorf("%w: no binding %q", jam.ErrNotFound, ref)
+}
+
+// inboxParams resolves the agent and room filters of an inbox request.
+func (d *daemon) inboxParams(ctx context.Context, agent, room string, unrouted bool) (engine.InboxParams, error) {
+	p := engine.InboxParams{WorkspaceID: d.workspace.ID, Unrouted: unrouted}
+	if agent != "" {
+		peer, err := d.peer(ctx, agent)
+		if err != nil {
+			return p, err
+		}
+		p.Peer = peer.Key
+	}
+	if room != "" {
+		r, err := jam.ParseUUID[jam.RoomID](room)
+		if err != nil {
+			return p, err
+		}
+		p.Room = r
+	}
+	return p, nil
+}
+
+func wireInbox(items []engine.InboxItem) wire.Inbox {
+	out := wire.Inbox{Messages: make([]wire.InboxMessage, 0, len(items))}
+	for _, it := range items {
+		out.Messages = append(out.Messages, wire.InboxMessage{ID: string(it.MessageID), Peer: it.Peer.String(), Room: string(it.Room), Binding: string(it.Binding),
+			SenderID: string(it.SenderID), SenderName: it.SenderName, Content: it.Content, AddressedToUser: it.AddressedToUser, State: it.State, ReceivedAt: it.ReceivedAt})
+	}
+	return out
+}
+
+func (d *daemon) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
+	p, err := d.inboxParams(ctx, agent, room, unrouted)
+	if err != nil {
+		return wire.Inbox{}, err
+	}
+	items, err := d.msg.engine.Inbox(ctx, p)
+	return wireInbox(items), err
+}
+
+func (d *daemon) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
+	p, err := d.inboxParams(ctx, r.Agent, r.Room, false)
+	if err != nil {
+		return wire.Inbox{}, err
+	}
+	items, err := d.msg.engine.Wait(ctx, p)
+	return wireInbox(items), err
+}
+
+// messagePeer finds the agent whose queue holds msg, or checks the named one.
+func (d *daemon) messagePeer(ctx context.Context, agent, msg string) (jam.PeerKey, jam.PlatformMessageID, error) {
+	id, err := jam.ParseUUID[jam.PlatformMessageID](msg)
+	if err != nil {
+		return jam.PeerKey{}, "", err
+	}
+	if agent != "" {
+		p, err := d.peer(ctx, agent)
+		return p.Key, id, err
+	}
+	key, err := d.msg.engine.FindMessage(ctx, d.workspace.ID, id)
+	return key, id, err
+}
+
+func (d *daemon) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error) {
+	key, id, err := d.messagePeer(ctx, r.Agent, msg)
+	if err != nil {
+		return wire.ReplyResult{}, err
+	}
+	res, err := d.msg.engine.Reply(ctx, engine.ReplyParams{WorkspaceID: d.workspace.ID, Peer: key, MessageID: id, Text: r.Text, Mentions: r.Mentions})
+	out := wire.ReplyResult{Resumed: res.Resumed, Posted: []string{}, Mentions: []string{}}
+	for _, p := range res.PostedIDs {
+		out.Posted = append(out.Posted, string(p))
+	}
+	for _, m := range res.Mentions {
+		out.Mentions = append(out.Mentions, m.ID)
+	}
+	return out, err
+}
+
+func (d *daemon) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
+	key, id, err := d.messagePeer(ctx, r.Agent, msg)
+	if err != nil {
+		return err
+	}
+	return d.msg.engine.Ack(ctx, d.workspace.ID, key, id)
+}
+
+func (d *daemon) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
+	p, err := d.peer(ctx, r.Agent)
+	if err != nil {
+		return wire.SendResult{}, err
+	}
+	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	if err != nil {
+		return wire.SendResult{}, err
+	}
+	res, err := d.msg.engine.Send(ctx, engine.SendParams{WorkspaceID: d.workspace.ID, Peer: p.Key, Room: room, Text: r.Text, Recipients: r.Recipients})
+	out := wire.SendResult{ID: string(res.ID), Body: res.Body, Mentions: []string{}, Warnings: res.Warnings}
+	for _, m := range res.Mentions {
+		out.Mentions = append(out.Mentions, m.ID)
+	}
+	return out, err
+}

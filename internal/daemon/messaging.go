@@ -1,0 +1,313 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jamhq/jam/internal/band"
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/spool"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// Unrouted bucket retention, applied at start.
+const (
+	unroutedMaxAge  = 30 * 24 * time.Hour
+	unroutedMaxKeep = 1000
+)
+
+// embeddedProfile names the account of the embedded hub's owner.
+const embeddedProfile = "local"
+
+// messaging wires accounts, peers, the spool, the engine and one agent
+// feed per peer.
+type messaging struct {
+	d      *daemon
+	log    *slog.Logger
+	box    *secret.Box
+	spool  *spool.Spool
+	engine *engine.Engine
+	feeds  *feeds
+
+	mu      sync.Mutex
+	clients map[jam.AccountID]*band.Client // guarded by mu: person clients
+}
+
+// startMessaging brings up the pipeline: secret box, spool, engine, the
+// embedded account, and a feed per known peer.
+func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
+	box, err := secret.LoadOrCreate(filepath.Join(d.cfg.DataDir, "daemon.key"))
+	if err != nil {
+		return err
+	}
+	m := &messaging{d: d, log: d.log.With("component", "messaging"), box: box, clients: map[jam.AccountID]*band.Client{}}
+	if n, err := d.store.QueuePruneUnrouted(ctx, time.Now().Add(-unroutedMaxAge), unroutedMaxKeep); err != nil {
+		return fmt.Errorf("prune unrouted: %w", err)
+	} else if n > 0 {
+		m.log.Info("pruned unrouted messages", "count", n)
+	}
+
+	sp, err := spool.New(spool.Config{Logger: d.log}, d.store)
+	if err != nil {
+		return err
+	}
+	if err := sp.Start(ctx); err != nil {
+		return fmt.Errorf("start spool: %w", err)
+	}
+	stack.push("spool", sp.Stop)
+	m.spool = sp
+
+	eng, err := engine.New(engine.Config{
+		Store: d.store, Spool: sp, Sealer: box, Deliverer: attachedDeliverer{}, Logger: d.log,
+		Events: func(ev engine.Event) {
+			m.log.Debug("pipeline", "event", ev.Kind, "peer", ev.Peer, "room", ev.Room, "message", ev.MessageID, "binding", ev.Binding, "err", ev.Err)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	m.engine = eng
+	m.feeds = newFeeds(d.log, eng)
+	stack.push("agent feeds", m.feeds.stop)
+
+	if d.band.userID != "" {
+		if err := m.ensureConfiguredAccount(ctx); err != nil {
+			return err
+		}
+	}
+	peers, err := d.store.PeerList(ctx, d.workspace.ID)
+	if err != nil {
+		return fmt.Errorf("load peers: %w", err)
+	}
+	for _, p := range peers {
+		rt, client, err := m.peerRuntime(ctx, p)
+		if err != nil {
+			m.log.Warn("peer cannot start", "peer", p.Key, "err", err)
+			continue
+		}
+		if err := eng.AddPeer(ctx, rt); err != nil {
+			return err
+		}
+		m.feeds.start(d.workspace.ID, p, client)
+	}
+	if err := eng.Start(ctx); err != nil {
+		return fmt.Errorf("start engine: %w", err)
+	}
+	stack.push("engine", eng.Stop)
+	d.msg = m
+	return nil
+}
+
+// attachedDeliverer delivers to attached agents: the message is already in
+// the queue the agent pulls from; the engine wakes waiting inbox calls.
+type attachedDeliverer struct{}
+
+func (attachedDeliverer) Deliver(context.Context, engine.Delivery) error { return nil }
+
+func accountAAD(ws jam.WorkspaceID, profile string) []byte {
+	return []byte("account|" + string(ws) + "|" + profile)
+}
+
+func peerAAD(ws jam.WorkspaceID, key jam.PeerKey) []byte {
+	return []byte("peer|" + string(ws) + "|" + key.String())
+}
+
+// configuredProfile names the account of the configured Band: "local" for
+// the embedded hub, "band" for a Band URL given at start.
+func (d *daemon) configuredProfile() string {
+	if d.band.mode == "embedded" {
+		return embeddedProfile
+	}
+	return "band"
+}
+
+// ensureConfiguredAccount records the person the daemon was started with
+// (the embedded hub's owner, or --band with --band-key) as an account.
+func (m *messaging) ensureConfiguredAccount(ctx context.Context) error {
+	d := m.d
+	ws := d.workspace.ID
+	profile := d.configuredProfile()
+	key := d.cfg.BandKey
+	if d.band.mode == "embedded" {
+		key = d.band.hub.OwnerKey()
+	}
+	acct, err := d.store.AccountGet(ctx, ws, profile)
+	switch {
+	case err == nil && acct.BandURL == d.band.url && string(acct.UserID) == d.band.userID:
+		if old, oerr := m.box.Open(acct.KeySealed, accountAAD(ws, profile)); oerr == nil && string(old) == key {
+			return nil
+		}
+	case err != nil && !errors.Is(err, jam.ErrNotFound):
+		return err
+	}
+	if acct.ID == "" {
+		acct.ID = jam.New[jam.AccountID](d.minter)
+		acct.CreatedAt = time.Now()
+	}
+	user, _ := jam.ParseUUID[jam.IdentityID](d.band.userID)
+	acct = store.Account{ID: acct.ID, WorkspaceID: ws, Profile: profile, BandURL: d.band.url, UserID: user, Handle: d.band.handle,
+		KeySealed: m.box.Seal([]byte(key), accountAAD(ws, profile)), CreatedAt: acct.CreatedAt}
+	if _, err := d.store.AccountPut(ctx, acct); err != nil {
+		return fmt.Errorf("record account %s: %w", profile, err)
+	}
+	return nil
+}
+
+// accountClient returns the person's REST client of an account.
+func (m *messaging) accountClient(a store.Account) (*band.Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.clients[a.ID]; ok {
+		return c, nil
+	}
+	key, err := m.box.Open(a.KeySealed, accountAAD(a.WorkspaceID, a.Profile))
+	if err != nil {
+		return nil, fmt.Errorf("account %s key: %w", a.Profile, err)
+	}
+	c, err := band.NewClient(m.d.band.http, a.BandURL, band.APIKey(key))
+	if err != nil {
+		return nil, err
+	}
+	m.clients[a.ID] = c
+	return c, nil
+}
+
+// peerRuntime opens a peer's key and builds its agent client.
+func (m *messaging) peerRuntime(ctx context.Context, p store.Peer) (engine.PeerRuntime, *band.Client, error) {
+	acct, err := m.accountByID(ctx, p.WorkspaceID, p.AccountID)
+	if err != nil {
+		return engine.PeerRuntime{}, nil, err
+	}
+	key, err := m.box.Open(p.KeySealed, peerAAD(p.WorkspaceID, p.Key))
+	if err != nil {
+		return engine.PeerRuntime{}, nil, fmt.Errorf("peer %s key: %w", p.Key, err)
+	}
+	c, err := band.NewClient(m.d.band.http, acct.BandURL, band.APIKey(key))
+	if err != nil {
+		return engine.PeerRuntime{}, nil, err
+	}
+	return engine.PeerRuntime{WorkspaceID: p.WorkspaceID, Key: p.Key, AgentID: p.AgentID, Handle: p.Handle, OwnerUserID: acct.UserID, Agent: agentAPI{c}}, c, nil
+}
+
+func (m *messaging) accountByID(ctx context.Context, ws jam.WorkspaceID, id jam.AccountID) (store.Account, error) {
+	accts, err := m.d.store.AccountList(ctx, ws)
+	if err != nil {
+		return store.Account{}, err
+	}
+	for _, a := range accts {
+		if a.ID == id {
+			return a, nil
+		}
+	}
+	return store.Account{}, fmt.Errorf("%w: account %s", jam.ErrNotFound, id)
+}
+
+// agentAPI adapts the band client to the engine's Agent interface.
+type agentAPI struct{ *band.Client }
+
+func (a agentAPI) AgentSent(ctx context.Context, room string, since time.Time) ([]protocol.Message, error) {
+	me, err := a.AgentMe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.Message
+	cursor := ""
+	for {
+		page, err := a.AgentContext(ctx, room, cursor, protocol.MaxPageLimit)
+		if err != nil {
+			return nil, err
+		}
+		for _, msg := range page.Messages {
+			at, _ := time.Parse(time.RFC3339Nano, msg.InsertedAt)
+			if strings.EqualFold(msg.SenderID, me.ID) && !at.Before(since.Add(-time.Second)) {
+				out = append(out, msg)
+			}
+		}
+		if !page.HasMore || page.NextCursor == "" || page.NextCursor == cursor {
+			return out, nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// feeds owns one agent feed goroutine per peer.
+type feeds struct {
+	log    *slog.Logger
+	engine *engine.Engine
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	states map[jam.PeerKey]band.ConnState // guarded by mu
+}
+
+func newFeeds(log *slog.Logger, eng *engine.Engine) *feeds {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &feeds{log: log.With("component", "feeds"), engine: eng, ctx: ctx, cancel: cancel, states: map[jam.PeerKey]band.ConnState{}}
+}
+
+// start runs a peer's agent feed until stop.
+func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
+	key := p.Key
+	feed, err := band.NewAgentFeed(band.AgentFeedConfig{Client: c, Logger: f.log}, string(p.AgentID), func(ev band.AgentEvent) {
+		switch ev.Kind {
+		case band.AgentMessage:
+			if err := f.engine.Inbound(f.ctx, ws, key, *ev.Message); err != nil && f.ctx.Err() == nil {
+				// Not acknowledged locally: Band still has it unprocessed
+				// and the next catch-up replays it.
+				f.log.Warn("inbound not spooled", "peer", key, "message", ev.Message.ID, "err", err)
+			}
+		case band.AgentState:
+			f.mu.Lock()
+			f.states[key] = ev.State
+			f.mu.Unlock()
+			f.log.Info("agent socket", "peer", key, "state", ev.State, "err", ev.Err)
+		}
+	})
+	if err != nil {
+		f.log.Error("agent feed", "peer", key, "err", err)
+		return
+	}
+	f.wg.Go(func() {
+		if err := feed.Run(f.ctx); err != nil {
+			f.log.Warn("agent feed ended", "peer", key, "err", err)
+		}
+	})
+}
+
+func (f *feeds) state(key jam.PeerKey) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.states[key]; ok {
+		return string(s)
+	}
+	return string(band.StateConnecting)
+}
+
+func (f *feeds) stop(context.Context) error {
+	f.cancel()
+	f.wg.Wait()
+	return nil
+}
+
+// scopeOf derives a peer scope from an agent name.
+var scopeUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+func scopeOf(name string) string {
+	s := strings.Trim(scopeUnsafe.ReplaceAllString(strings.ToLower(name), "-"), "-.")
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}

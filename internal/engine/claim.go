@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// retryable reports whether a Band failure may succeed if retried. The
+// adapter's errors match jam.ErrUnavailable when they are retryable
+// (408, 409, 425, 429, 5xx, expired auth, transport).
+func retryable(err error) bool {
+	return errors.Is(err, jam.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// claimAndDeliver claims a queued row on Band and delivers it. A
+// retryable claim failure hands the row to a bounded retry task so the
+// lane moves on; a permanent one leaves the row queued for a later
+// redelivery.
+func (e *Engine) claimAndDeliver(ctx context.Context, p *peerState, row store.QueueRow) {
+	err := e.claim(ctx, p, row)
+	if err == nil {
+		e.deliver(ctx, row)
+		return
+	}
+	if alreadyProcessed(err) {
+		// Settled on Band before a crash kept us from removing the row.
+		if serr := e.settle(ctx, p, row, false); serr == nil {
+			return
+		}
+	}
+	base := Event{Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding, Err: err}
+	if !retryable(err) || ctx.Err() != nil {
+		base.Kind = EventClaimFailed
+		e.emit(base)
+		return
+	}
+	select {
+	case e.retry <- struct{}{}:
+	default:
+		// The retry pool is full: the row stays queued and is redelivered
+		// when its binding is redelivered or the daemon restarts.
+		base.Kind = EventClaimFailed
+		e.emit(base)
+		return
+	}
+	base.Kind = EventClaimRetry
+	e.emit(base)
+	if !e.spawn(func() {
+		defer func() { <-e.retry }()
+		e.retryClaim(p, row)
+	}) {
+		<-e.retry
+	}
+}
+
+// retryClaim retries a claim with backoff. Before each attempt it re-reads
+// the row: a message settled or re-homed meanwhile is not claimed for its
+// old owner.
+func (e *Engine) retryClaim(p *peerState, row store.QueueRow) {
+	ctx := e.ctx
+	delay := e.cfg.RetryMin
+	for attempt := 2; attempt <= e.cfg.ClaimAttempts; attempt++ {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(delay*2, e.cfg.RetryMax)
+		cur, err := e.cfg.Store.QueueGet(ctx, row.WorkspaceID, row.Peer, row.MessageID)
+		if err != nil {
+			return // settled or gone
+		}
+		if cur.Binding == "" {
+			return // unbound meanwhile: the next bind redelivers it
+		}
+		err = e.claim(ctx, p, cur)
+		if err == nil {
+			e.deliver(ctx, cur)
+			return
+		}
+		if !retryable(err) {
+			e.emit(Event{Kind: EventClaimFailed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: cur.Binding, Err: err})
+			return
+		}
+	}
+	e.emit(Event{Kind: EventClaimFailed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding,
+		Err: fmt.Errorf("claim %s: gave up after %d attempts", row.MessageID, e.cfg.ClaimAttempts)})
+}
+
+// claim opens a processing attempt on Band and records it.
+func (e *Engine) claim(ctx context.Context, p *peerState, row store.QueueRow) error {
+	if _, err := p.rt.Agent.AgentProcessing(ctx, string(row.Room), string(row.MessageID)); err != nil {
+		return fmt.Errorf("claim %s: %w", row.MessageID, err)
+	}
+	if err := e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueClaimed, At: e.cfg.Now()}); err != nil {
+		return fmt.Errorf("record claim %s: %w", row.MessageID, err)
+	}
+	e.emit(Event{Kind: EventClaimed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding})
+	return nil
+}
+
+// deliver hands a claimed row to its binding's session.
+func (e *Engine) deliver(ctx context.Context, row store.QueueRow) {
+	base := Event{Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding}
+	b, err := e.cfg.Store.BindingGet(ctx, row.WorkspaceID, row.Binding)
+	if err == nil {
+		err = e.cfg.Deliverer.Deliver(ctx, Delivery{Binding: b, Row: row})
+	}
+	if err == nil {
+		err = e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueDelivered, At: e.cfg.Now()})
+	}
+	e.wake.Notify()
+	if err != nil {
+		base.Kind, base.Err = EventDeliveryFailed, err
+		e.emit(base)
+		return
+	}
+	base.Kind = EventDelivered
+	e.emit(base)
+}
+
+// Redeliver re-claims and re-delivers every queued message of a peer's
+// bindings (of one binding when id is not ""), oldest first: at start,
+// after a bind or steal, and after a peer reconnects.
+func (e *Engine) Redeliver(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, id jam.BindingID) error {
+	p, err := e.peer(ws, key)
+	if err != nil {
+		return err
+	}
+	bindings, err := e.cfg.Store.BindingList(ctx, ws, key)
+	if err != nil {
+		return fmt.Errorf("redeliver %s: %w", key, err)
+	}
+	for _, b := range bindings {
+		if id != "" && b.ID != id {
+			continue
+		}
+		rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: key, Binding: b.ID})
+		if err != nil {
+			return fmt.Errorf("redeliver %s: %w", b.ID, err)
+		}
+		for _, row := range rows {
+			e.claimAndDeliver(ctx, p, row)
+		}
+	}
+	return nil
+}

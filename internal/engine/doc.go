@@ -1,0 +1,40 @@
+// Package engine is jam's inbound pipeline and settlement: it turns a Band
+// message addressed to an agent into a durable, routed, claimed and
+// delivered queue row, and settles it on Band only when the agent
+// explicitly replies or acknowledges.
+//
+// For every inbound message, in order:
+//
+//  1. Spool. Inbound seals the message and pushes it to the spool, which
+//     returns once the message is fsynced (group commit). Duplicates of a
+//     spooled, queued or settled message stop here.
+//  2. Room lane. One goroutine per (peer, room) lane takes spooled entries
+//     in arrival order; at most MaxActiveLanes lanes process at once, so a
+//     busy room never starves the others and the daemon stays bounded.
+//  3. System markers ("[system:…]") are claimed and marked processed on
+//     Band at once and never queued.
+//  4. Mentions. @[[uuid]] tokens are rewritten to @handle for the agent;
+//     addressed_to_user is computed from the raw content.
+//  5. Route and enqueue. The spool entry moves to the queue in one store
+//     transaction that reads the binding owning (peer, room) inside it, so
+//     a concurrent bind or steal cannot lose or misroute the message.
+//     There is no default session: a room nobody owns keeps its messages
+//     in the unrouted bucket until a binding claims the room.
+//  6. Claim. POST …/processing after the local write, so a refused or lost
+//     answer never leaves remote work without a local record. Retryable
+//     failures (408, 409, 425, 429, 5xx, expired auth, transport) retry
+//     with backoff, bounded, in a separate bounded pool so the lane moves
+//     on; each retry re-reads the owner of the message.
+//  7. Deliver through a one-method Deliverer that must return quickly.
+//
+// Delivery never settles. Ack and Reply re-claim, settle on Band, and only
+// then remove the row locally; a reply is recorded durably as an intent
+// before it is posted, and a resumed reply checks the room for parts that
+// were posted before a crash, so no reply is posted twice.
+//
+// Compared with the seed design: no file-per-message spool or directory
+// scans, no process-wide lock held across I/O, no busy-wait retry of the
+// spool head (a lane sleeps on a timer only after a failure and is woken
+// by new entries), and deduplication by message id at the spool, the
+// queue and the settled tombstones.
+package engine

@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// Store is what the engine needs from the store.
+type Store interface {
+	SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, limit int) ([]store.SpoolEntry, error)
+	SpoolLanes(ctx context.Context) ([]store.Lane, error)
+	SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (store.QueueRow, error)
+	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
+	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.QueueRow, error)
+	QueueList(ctx context.Context, p store.QueueListParams) ([]store.QueueRow, error)
+	QueueMark(ctx context.Context, p store.QueueMarkParams) error
+	QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error
+	ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error
+	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.ReplyIntent, error)
+	BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (store.Binding, error)
+	BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.Binding, error)
+}
+
+// Spool is the durable landing of inbound messages.
+type Spool interface {
+	Push(ctx context.Context, e store.SpoolEntry) (seq int64, appended bool, err error)
+	Release(ws jam.WorkspaceID, peer jam.PeerKey, bytes int)
+}
+
+// Sealer encrypts message bodies at rest.
+type Sealer interface {
+	Seal(plaintext, aad []byte) []byte
+	Open(sealed, aad []byte) ([]byte, error)
+}
+
+// Agent is the Band Agent API of one peer.
+type Agent interface {
+	AgentProcessing(ctx context.Context, room, msg string) (protocol.MessageStatus, error)
+	AgentProcessed(ctx context.Context, room, msg string) (protocol.MessageStatus, error)
+	AgentSend(ctx context.Context, room, content string, mentions []protocol.Mention) (protocol.MessageSent, error)
+	AgentParticipants(ctx context.Context, room string) ([]protocol.Participant, error)
+	AgentPeers(ctx context.Context) ([]protocol.Peer, error)
+	// AgentSent returns the messages the agent posted in room since the
+	// given time, oldest first.
+	AgentSent(ctx context.Context, room string, since time.Time) ([]protocol.Message, error)
+}
+
+// Deliverer hands a queued message to its session. It must return quickly:
+// a slow session queues work of its own instead of blocking the lane.
+type Deliverer interface {
+	Deliver(ctx context.Context, d Delivery) error
+}
+
+// Delivery is one message handed to a session.
+type Delivery struct {
+	Binding store.Binding
+	Row     store.QueueRow
+}
+
+// PeerRuntime is what the engine knows of one live peer.
+type PeerRuntime struct {
+	WorkspaceID jam.WorkspaceID
+	Key         jam.PeerKey
+	AgentID     jam.IdentityID
+	Handle      string
+	// OwnerUserID is the account's person, for addressed_to_user.
+	OwnerUserID jam.IdentityID
+	Agent       Agent
+}
+
+// EventKind names an engine event.
+type EventKind string
+
+// Engine events.
+const (
+	EventSpooled        EventKind = "spooled"
+	EventDuplicate      EventKind = "duplicate"
+	EventSystemMarker   EventKind = "system_marker"
+	EventQueued         EventKind = "queued"
+	EventQueuedUnrouted EventKind = "queued_unrouted"
+	EventClaimed        EventKind = "claimed"
+	EventClaimRetry     EventKind = "claim_retry"
+	EventClaimFailed    EventKind = "claim_failed"
+	EventDelivered      EventKind = "delivered"
+	EventDeliveryFailed EventKind = "delivery_failed"
+	EventReplied        EventKind = "replied"
+	EventSettled        EventKind = "settled"
+	EventLaneFailed     EventKind = "lane_failed"
+)
+
+// Event reports one step of the pipeline.
+type Event struct {
+	Kind      EventKind
+	Workspace jam.WorkspaceID
+	Peer      jam.PeerKey
+	Room      jam.RoomID
+	MessageID jam.PlatformMessageID
+	Binding   jam.BindingID
+	Err       error
+}
+
+// Config configures an Engine.
+type Config struct {
+	Store     Store
+	Spool     Spool
+	Sealer    Sealer
+	Deliverer Deliverer
+	Logger    *slog.Logger
+	// Events receives every event; it must not block. Optional.
+	Events func(Event)
+	// MaxActiveLanes bounds lanes processing at once. Default 8.
+	MaxActiveLanes int
+	// MaxClaimRetries bounds concurrent claim retry tasks. Default 32.
+	MaxClaimRetries int
+	// ClaimAttempts bounds claim attempts per message. Default 6.
+	ClaimAttempts int
+	// RetryMin, RetryMax bound the retry backoff. Defaults 1s and 30s.
+	RetryMin, RetryMax time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxActiveLanes == 0 {
+		c.MaxActiveLanes = 8
+	}
+	if c.MaxClaimRetries == 0 {
+		c.MaxClaimRetries = 32
+	}
+	if c.ClaimAttempts == 0 {
+		c.ClaimAttempts = 6
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = time.Second
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Events == nil {
+		c.Events = func(Event) {}
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.Store == nil || c.Spool == nil || c.Sealer == nil || c.Deliverer == nil || c.Logger == nil {
+		return errors.New("engine: store, spool, sealer, deliverer and logger are required")
+	}
+	return nil
+}
+
+// Engine runs the inbound pipeline for every registered peer.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	slots chan struct{} // active lane bound
+	retry chan struct{} // claim retry bound
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	peers   map[peerRef]*peerState // guarded by mu
+	lanes   map[store.Lane]*lane   // guarded by mu
+	started bool                   // guarded by mu
+
+	wake *broadcaster
+}
+
+type peerRef struct {
+	ws  jam.WorkspaceID
+	key jam.PeerKey
+}
+
+// New builds an Engine.
+func New(cfg Config) (*Engine, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "engine"),
+		slots: make(chan struct{}, cfg.MaxActiveLanes),
+		retry: make(chan struct{}, cfg.MaxClaimRetries),
+		peers: map[peerRef]*peerState{},
+		lanes: map[store.Lane]*lane{},
+		wake:  newBroadcaster(),
+	}, nil
+}
+
+// Start recovers spooled lanes and redelivers queued messages of every
+// registered peer, then accepts work until Stop.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	if e.started {
+		e.mu.Unlock()
+		return errors.New("engine: already started")
+	}
+	e.ctx, e.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	e.started = true
+	var peers []PeerRuntime
+	for _, p := range e.peers {
+		peers = append(peers, p.rt)
+	}
+	e.mu.Unlock()
+	// Queued messages first, in queue order, before any lane runs: a new
+	// message must not reach an agent ahead of older ones it has not seen.
+	for _, p := range peers {
+		if err := e.Redeliver(ctx, p.WorkspaceID, p.Key, ""); err != nil {
+			e.log.Warn("redeliver at start", "peer", p.Key, "err", err)
+		}
+	}
+	lanes, err := e.cfg.Store.SpoolLanes(ctx)
+	if err != nil {
+		return fmt.Errorf("recover spool lanes: %w", err)
+	}
+	for _, l := range lanes {
+		e.wakeLane(l)
+	}
+	return nil
+}
+
+// Stop ends every lane and retry and waits for them. Safe twice and before
+// Start.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	cancel := e.cancel
+	e.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel(jam.ErrStopping)
+	// Every lane and retry does its I/O under e.ctx, so they end promptly.
+	e.wg.Wait()
+	return nil
+}
+
+// AddPeer registers a live peer; its spooled lanes can then be processed
+// and its queued messages are redelivered.
+func (e *Engine) AddPeer(ctx context.Context, p PeerRuntime) error {
+	ps := newPeerState(p)
+	e.mu.Lock()
+	e.peers[peerRef{p.WorkspaceID, p.Key}] = ps
+	started := e.started
+	e.mu.Unlock()
+	if !started {
+		return nil
+	}
+	return e.Redeliver(ctx, p.WorkspaceID, p.Key, "")
+}
+
+func (e *Engine) peer(ws jam.WorkspaceID, key jam.PeerKey) (*peerState, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.peers[peerRef{ws, key}]
+	if !ok {
+		return nil, fmt.Errorf("%w: peer %s is not running", jam.ErrUnavailable, key)
+	}
+	return p, nil
+}
+
+// Peers returns the registered peers of a workspace.
+func (e *Engine) Peers(ws jam.WorkspaceID) []PeerRuntime {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []PeerRuntime
+	for ref, p := range e.peers {
+		if ref.ws == ws {
+			out = append(out, p.rt)
+		}
+	}
+	return out
+}
+
+func (e *Engine) emit(ev Event) { e.cfg.Events(ev) }
+
+// spawn runs f as a goroutine the engine owns, unless the engine is stopping.
+func (e *Engine) spawn(f func()) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil || e.ctx.Err() != nil {
+		return false
+	}
+	e.wg.Go(f)
+	return true
+}
+
+// aad binds a sealed body to its row so rows cannot be swapped.
+func aad(ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) []byte {
+	return []byte(string(ws) + "|" + key.String() + "|" + string(msg))
+}
+
+// broadcaster wakes every waiter when something is queued.
+type broadcaster struct {
+	mu sync.Mutex
+	ch chan struct{} // guarded by mu; closed and replaced on Notify
+}
+
+func newBroadcaster() *broadcaster { return &broadcaster{ch: make(chan struct{})} }
+
+func (b *broadcaster) C() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcaster) Notify() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}

@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// MaxPartBytes bounds one posted part of a reply; longer replies are split
+// into ordered parts.
+const MaxPartBytes = 16000
+
+// Ack settles a queued message without a reply: re-claim, mark processed
+// on Band, then remove it locally.
+func (e *Engine) Ack(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) error {
+	p, row, err := e.row(ctx, ws, key, msg)
+	if err != nil {
+		return err
+	}
+	return e.settle(ctx, p, row, false)
+}
+
+func (e *Engine) row(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (*peerState, store.QueueRow, error) {
+	p, err := e.peer(ws, key)
+	if err != nil {
+		return nil, store.QueueRow{}, err
+	}
+	row, err := e.cfg.Store.QueueGet(ctx, ws, key, msg)
+	if err != nil {
+		return nil, store.QueueRow{}, fmt.Errorf("message %s: %w", msg, err)
+	}
+	return p, row, nil
+}
+
+// settle marks a message processed on Band and only then removes the row.
+// Band accepts settlement only on an active attempt, so it re-claims first
+// unless the caller has just claimed (claimed).
+func (e *Engine) settle(ctx context.Context, p *peerState, row store.QueueRow, claimed bool) error {
+	room, msg := string(row.Room), string(row.MessageID)
+	var err error
+	if !claimed {
+		_, err = p.rt.Agent.AgentProcessing(ctx, room, msg)
+	}
+	switch {
+	case err != nil && !alreadyProcessed(err):
+		return fmt.Errorf("settle %s: claim: %w", msg, err)
+	case err != nil:
+		// Band settled it before a crash kept us from removing the row.
+	default:
+		if _, err := p.rt.Agent.AgentProcessed(ctx, room, msg); err != nil {
+			return fmt.Errorf("settle %s: %w", msg, err)
+		}
+	}
+	if err := e.cfg.Store.QueueSettle(ctx, row.WorkspaceID, row.Peer, row.MessageID, e.cfg.Now()); err != nil {
+		// Band has settled; the row stays and a later settle of it is
+		// answered by Band without harm.
+		return fmt.Errorf("settle %s locally: %w", msg, err)
+	}
+	e.emit(Event{Kind: EventSettled, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding})
+	e.wake.Notify()
+	return nil
+}
+
+// alreadyProcessed reports whether a claim was refused because Band has
+// already settled the message (a 422 on /processing): the local row is a
+// leftover of a crash between Band's settlement and the local removal.
+func alreadyProcessed(err error) bool {
+	return errors.Is(err, jam.ErrInvalid) && !errors.Is(err, jam.ErrUnavailable)
+}
+
+// ReplyParams are the inputs of Reply.
+type ReplyParams struct {
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	MessageID   jam.PlatformMessageID
+	Text        string
+	// Mentions are explicit recipients by id or handle; optional.
+	Mentions []string
+}
+
+// ReplyResult is what a reply posted.
+type ReplyResult struct {
+	PostedIDs []jam.PlatformMessageID
+	Mentions  []protocol.Mention
+	// Resumed is true when an earlier attempt of this reply had already
+	// posted some parts.
+	Resumed bool
+}
+
+// replyBody is the sealed content of a reply intent.
+type replyBody struct {
+	Parts    []string           `json:"parts"`
+	Mentions []protocol.Mention `json:"mentions"`
+}
+
+// ErrNoRecipient is returned when a reply or message resolves to nobody.
+var ErrNoRecipient = fmt.Errorf("%w: no recipient", jam.ErrInvalid)
+
+// Reply posts a reply to a queued message and settles it. The reply is
+// recorded as an intent before anything is posted; a retry after a crash
+// resumes the intent and checks the room for parts already posted, so no
+// part is posted twice.
+func (e *Engine) Reply(ctx context.Context, rp ReplyParams) (ReplyResult, error) {
+	p, row, err := e.row(ctx, rp.WorkspaceID, rp.Peer, rp.MessageID)
+	if err != nil {
+		return ReplyResult{}, err
+	}
+	room, msg := string(row.Room), string(row.MessageID)
+	a := aad(row.WorkspaceID, row.Peer, row.MessageID)
+	var res ReplyResult
+
+	intent, err := e.cfg.Store.ReplyIntentGet(ctx, row.WorkspaceID, row.Peer, row.MessageID)
+	var body replyBody
+	switch {
+	case err == nil:
+		res.Resumed = true
+		raw, oerr := e.cfg.Sealer.Open(intent.Sealed, a)
+		if oerr != nil {
+			return res, fmt.Errorf("reply %s: open intent: %w", msg, oerr)
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			return res, fmt.Errorf("reply %s: decode intent: %w", msg, err)
+		}
+	case errors.Is(err, jam.ErrNotFound):
+		if strings.TrimSpace(rp.Text) == "" {
+			return res, fmt.Errorf("%w: reply text is empty", jam.ErrInvalid)
+		}
+		// Re-claim first: Band settles only an active attempt, and the
+		// claim tells us early if the message is gone.
+		if _, err := p.rt.Agent.AgentProcessing(ctx, room, msg); err != nil {
+			if alreadyProcessed(err) {
+				return res, e.settle(ctx, p, row, false)
+			}
+			return res, fmt.Errorf("reply %s: claim: %w", msg, err)
+		}
+		roster, err := p.rt.Agent.AgentParticipants(ctx, room)
+		if err != nil {
+			return res, fmt.Errorf("reply %s: read roster: %w", msg, err)
+		}
+		p.remember(roster)
+		mentions, err := replyMentions(p.rt.AgentID, row.SenderID, rp.Mentions, roster)
+		if err != nil {
+			return res, fmt.Errorf("reply %s: %w", msg, err)
+		}
+		body = replyBody{Parts: splitParts(rp.Text, MaxPartBytes), Mentions: mentions}
+		raw, _ := json.Marshal(body)
+		intent = store.ReplyIntent{WorkspaceID: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID,
+			Sealed: e.cfg.Sealer.Seal(raw, a), Parts: len(body.Parts), State: store.ReplyPending, CreatedAt: e.cfg.Now(), UpdatedAt: e.cfg.Now()}
+		if err := e.cfg.Store.ReplyIntentPut(ctx, intent); err != nil {
+			return res, fmt.Errorf("reply %s: record intent: %w", msg, err)
+		}
+	default:
+		return res, fmt.Errorf("reply %s: %w", msg, err)
+	}
+	res.Mentions = body.Mentions
+
+	postedNow := intent.State != store.ReplyPosted
+	if postedNow {
+		if res.Resumed {
+			if _, err := p.rt.Agent.AgentProcessing(ctx, room, msg); err != nil {
+				return res, fmt.Errorf("reply %s: claim: %w", msg, err)
+			}
+			// A crash may have come between a post and its record: find
+			// parts Band already has before posting again.
+			sent, err := p.rt.Agent.AgentSent(ctx, room, intent.CreatedAt)
+			if err != nil {
+				return res, fmt.Errorf("reply %s: check room: %w", msg, err)
+			}
+			intent = adoptPosted(intent, body.Parts, sent)
+		}
+		for i := intent.Posted; i < len(body.Parts); i++ {
+			sentMsg, err := p.rt.Agent.AgentSend(ctx, room, body.Parts[i], body.Mentions)
+			if err != nil {
+				return res, fmt.Errorf("reply %s: post part %d of %d: %w", msg, i+1, len(body.Parts), err)
+			}
+			id, _ := jam.ParseUUID[jam.PlatformMessageID](sentMsg.ID)
+			intent.Posted = i + 1
+			intent.PostedIDs = append(intent.PostedIDs, id)
+			intent.UpdatedAt = e.cfg.Now()
+			if intent.Posted == len(body.Parts) {
+				intent.State = store.ReplyPosted
+			}
+			if err := e.cfg.Store.ReplyIntentPut(ctx, intent); err != nil {
+				return res, fmt.Errorf("reply %s: record part %d: %w", msg, i+1, err)
+			}
+		}
+		e.emit(Event{Kind: EventReplied, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding})
+	}
+	res.PostedIDs = intent.PostedIDs
+	// A resumed intent that was already fully posted has not claimed in
+	// this call; every other path has.
+	claimed := !(res.Resumed && intent.State == store.ReplyPosted && !postedNow)
+	if err := e.settle(ctx, p, row, claimed); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// adoptPosted marks as posted the leading parts that Band already shows as
+// sent by the agent after the intent was recorded, in order.
+func adoptPosted(intent store.ReplyIntent, parts []string, sent []protocol.Message) store.ReplyIntent {
+	known := map[string]bool{}
+	for _, id := range intent.PostedIDs {
+		known[string(id)] = true
+	}
+	j := 0
+	for i := intent.Posted; i < len(parts); i++ {
+		want := comparable(parts[i])
+		found := false
+		for ; j < len(sent); j++ {
+			if known[sent[j].ID] {
+				continue
+			}
+			if comparable(sent[j].Content) == want {
+				id, _ := jam.ParseUUID[jam.PlatformMessageID](sent[j].ID)
+				intent.PostedIDs = append(intent.PostedIDs, id)
+				intent.Posted = i + 1
+				known[sent[j].ID] = true
+				j++
+				found = true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	if intent.Posted == len(parts) {
+		intent.State = store.ReplyPosted
+	}
+	return intent
+}
+
+var (
+	tokenRE  = regexp.MustCompile(`@\[\[[^\]]*\]\]`)
+	handleRE = regexp.MustCompile(`@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?`)
+)
+
+// comparable reduces content to what survives Band's mention
+// normalisation: tokens and @handles removed, white space folded.
+func comparable(s string) string {
+	s = tokenRE.ReplaceAllString(s, " ")
+	s = handleRE.ReplaceAllString(s, " ")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// replyMentions chooses a reply's recipients from one roster read:
+// explicit recipients still in the room; else the sender if present;
+// else the sole other participant; else an error. The agent never
+// mentions itself.
+func replyMentions(self, sender jam.IdentityID, explicit []string, roster []protocol.Participant) ([]protocol.Mention, error) {
+	inRoom := func(want string) (protocol.Participant, bool) {
+		w := strings.ToLower(strings.TrimPrefix(want, "@"))
+		for _, q := range roster {
+			if strings.ToLower(q.ID) == w || (q.Handle != nil && strings.ToLower(*q.Handle) == w) {
+				return q, true
+			}
+		}
+		return protocol.Participant{}, false
+	}
+	var out []protocol.Mention
+	seen := map[string]bool{}
+	add := func(q protocol.Participant) {
+		if strings.EqualFold(q.ID, string(self)) || seen[q.ID] {
+			return
+		}
+		seen[q.ID] = true
+		out = append(out, protocol.Mention{ID: q.ID})
+	}
+	for _, x := range explicit {
+		if q, ok := inRoom(x); ok {
+			add(q) // people no longer in the room are dropped
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	if q, ok := inRoom(string(sender)); ok && sender != "" {
+		add(q)
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	var others []protocol.Participant
+	for _, q := range roster {
+		if !strings.EqualFold(q.ID, string(self)) {
+			others = append(others, q)
+		}
+	}
+	if len(others) == 1 {
+		add(others[0])
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w: the sender left the room and %d others remain; name a recipient", ErrNoRecipient, len(others))
+}
+
+// splitParts splits text into parts of at most limit bytes, preferring
+// line breaks and never splitting a UTF-8 sequence.
+func splitParts(text string, limit int) []string {
+	var parts []string
+	for len(text) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		if cut == 0 {
+			cut = limit // no rune boundary within the limit: invalid UTF-8
+		}
+		if nl := strings.LastIndexByte(text[:cut], '\n'); nl > limit/2 {
+			cut = nl + 1
+		}
+		parts = append(parts, text[:cut])
+		text = text[cut:]
+	}
+	return append(parts, text)
+}

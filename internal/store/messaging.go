@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Messaging is the part of the seam that holds accounts, peers, bindings
+// and the inbound pipeline: spool, queue, settled tombstones and reply
+// intents. Every method takes the workspace and every lookup is scoped by
+// it. Secret material (keys, message bodies) arrives already sealed by the
+// caller; the store never sees plaintext.
+type Messaging interface {
+	// AccountPut creates or replaces the account of a profile.
+	AccountPut(ctx context.Context, a Account) (Account, error)
+	// AccountGet returns one account by profile.
+	AccountGet(ctx context.Context, ws jam.WorkspaceID, profile string) (Account, error)
+	// AccountList returns the workspace's accounts by profile.
+	AccountList(ctx context.Context, ws jam.WorkspaceID) ([]Account, error)
+
+	// PeerPut creates or replaces a peer; its account must exist.
+	PeerPut(ctx context.Context, p Peer) (Peer, error)
+	// PeerGet returns one peer.
+	PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (Peer, error)
+	// PeerList returns the workspace's peers by key.
+	PeerList(ctx context.Context, ws jam.WorkspaceID) ([]Peer, error)
+
+	// BindingPut binds a session to a room for a peer. If another binding
+	// of the same peer owns the room it is replaced (the steal path), and
+	// its queued messages move to the new binding in the same transaction;
+	// unrouted messages of the room move too. A binding with the same id
+	// is updated in place. It returns the number of queue rows re-homed.
+	BindingPut(ctx context.Context, b Binding) (moved int, err error)
+	// BindingGet returns one binding by id.
+	BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (Binding, error)
+	// BindingForRoom returns the binding that owns (peer, room).
+	BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (Binding, error)
+	// BindingList returns the peer's bindings (all peers when key is zero).
+	BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]Binding, error)
+	// BindingDelete detaches a binding; its queued messages move to the
+	// unrouted bucket in the same transaction.
+	BindingDelete(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) error
+
+	// SpoolAppend stores a batch of inbound messages in one transaction
+	// (one fsync). An entry whose message id is already spooled, queued or
+	// settled for the same peer is skipped; Appended says which were new.
+	SpoolAppend(ctx context.Context, entries []SpoolEntry) (SpoolAppendResult, error)
+	// SpoolNext returns the oldest spooled entries of one (peer, room)
+	// lane, up to limit, in arrival order.
+	SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, limit int) ([]SpoolEntry, error)
+	// SpoolLanes returns every (peer, room) that has spooled entries, for
+	// recovery at start.
+	SpoolLanes(ctx context.Context) ([]Lane, error)
+	// SpoolUsage returns the entries and bytes spooled per peer.
+	SpoolUsage(ctx context.Context) ([]SpoolUsage, error)
+	// SpoolMove moves one spool entry to the queue in one transaction: the
+	// entry is deleted and the row inserted, so no crash leaves it in both
+	// or in neither. The row goes to the binding that owns (peer, room) at
+	// that moment, read in the same transaction, or to the unrouted bucket.
+	SpoolMove(ctx context.Context, seq int64, row QueueRow) (QueueRow, error)
+	// SpoolDrop deletes a spool entry that is consumed without queueing (a
+	// system marker), recording the message as settled.
+	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
+
+	// QueueGet returns one queued message.
+	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (QueueRow, error)
+	// QueueList returns queued messages oldest first: of one binding, of
+	// the unrouted bucket (binding "" with Unrouted), or of a peer.
+	QueueList(ctx context.Context, p QueueListParams) ([]QueueRow, error)
+	// QueueMark records a claim or delivery on a queued message.
+	QueueMark(ctx context.Context, p QueueMarkParams) error
+	// QueueSettle removes a queued message after Band accepted its
+	// settlement and records the settled tombstone, in one transaction.
+	QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error
+	// QueuePruneUnrouted deletes unrouted rows older than before, then
+	// keeps only the newest keep rows per peer; it returns how many went.
+	QueuePruneUnrouted(ctx context.Context, before time.Time, keep int) (int, error)
+
+	// ReplyIntentPut records (or advances) a reply before and while it is
+	// posted, so a crash between posting and settling never posts twice.
+	ReplyIntentPut(ctx context.Context, r ReplyIntent) error
+	// ReplyIntentGet returns the intent of a source message, if any.
+	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (ReplyIntent, error)
+}
+
+// Account is one signed-in Band user (or the embedded hub's owner).
+type Account struct {
+	ID          jam.AccountID
+	WorkspaceID jam.WorkspaceID
+	// Profile names the account locally; it is the first half of PeerKey.
+	Profile   string
+	BandURL   string
+	UserID    jam.IdentityID
+	Handle    string
+	KeySealed []byte
+	CreatedAt time.Time
+}
+
+// Peer is jam's record of one Band agent under one account.
+type Peer struct {
+	WorkspaceID jam.WorkspaceID
+	Key         jam.PeerKey
+	AccountID   jam.AccountID
+	AgentID     jam.IdentityID
+	Handle      string
+	Name        string
+	KeySealed   []byte
+	CreatedAt   time.Time
+}
+
+// Binding binds one runtime session to exactly one room for one peer.
+type Binding struct {
+	ID          jam.BindingID
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+	// Alias is the operator-facing name, unique per peer; never identity.
+	Alias     string
+	SessionID jam.SessionID
+	Mode      jam.RuntimeMode
+	CreatedAt time.Time
+}
+
+// Lane names one (peer, room) ordered lane.
+type Lane struct {
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+}
+
+// SpoolEntry is one durable inbound message awaiting routing.
+type SpoolEntry struct {
+	// Seq orders entries; assigned by the store.
+	Seq         int64
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+	MessageID   jam.PlatformMessageID
+	// Sealed is the encrypted Band message.
+	Sealed     []byte
+	ReceivedAt time.Time
+}
+
+// SpoolAppendResult reports which entries of a batch were new.
+type SpoolAppendResult struct {
+	// Appended[i] is true when entries[i] was stored; false means a
+	// duplicate of a spooled, queued or settled message.
+	Appended []bool
+	// Seqs[i] is the sequence of entries[i] when appended.
+	Seqs []int64
+}
+
+// SpoolUsage is the spool's load for one peer.
+type SpoolUsage struct {
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Entries     int
+	Bytes       int64
+}
+
+// Queue states.
+const (
+	QueueQueued    = "queued"
+	QueueClaimed   = "claimed"
+	QueueDelivered = "delivered"
+)
+
+// QueueRow is one routed (or unrouted) message awaiting settlement.
+type QueueRow struct {
+	// Seq is the spool sequence: the per-room arrival order.
+	Seq         int64
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+	MessageID   jam.PlatformMessageID
+	// Binding is the owning binding, or "" for the unrouted bucket.
+	Binding         jam.BindingID
+	SenderID        jam.IdentityID
+	AddressedToUser bool
+	// Sealed is the encrypted message as delivered to the agent (mention
+	// tokens rewritten to handles).
+	Sealed      []byte
+	State       string
+	Attempts    int
+	ReceivedAt  time.Time
+	ClaimedAt   time.Time
+	DeliveredAt time.Time
+}
+
+// QueueListParams select queued messages.
+type QueueListParams struct {
+	WorkspaceID jam.WorkspaceID
+	// Peer restricts to one peer when not zero.
+	Peer jam.PeerKey
+	// Binding restricts to one binding when not "".
+	Binding jam.BindingID
+	// Unrouted selects the unrouted bucket (Binding must be "").
+	Unrouted bool
+	// Room restricts to one room when not "".
+	Room  jam.RoomID
+	Limit int
+}
+
+// QueueMarkParams record progress on a queued message.
+type QueueMarkParams struct {
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	MessageID   jam.PlatformMessageID
+	// State is QueueClaimed or QueueDelivered.
+	State string
+	At    time.Time
+}
+
+// Reply intent states.
+const (
+	ReplyPending = "pending"
+	ReplyPosted  = "posted"
+)
+
+// ReplyIntent is a reply recorded before it is posted.
+type ReplyIntent struct {
+	WorkspaceID jam.WorkspaceID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+	// MessageID is the source message the reply settles.
+	MessageID jam.PlatformMessageID
+	// Sealed is the encrypted reply (parts and mentions).
+	Sealed []byte
+	// Parts is the number of parts; Posted how many Band accepted, with
+	// their Band ids.
+	Parts     int
+	Posted    int
+	PostedIDs []jam.PlatformMessageID
+	State     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
