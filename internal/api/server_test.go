@@ -17,140 +17,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeBackend answers each method with its Func field; a method whose
-// field is nil fails the request with not_implemented.
-type fakeBackend struct {
-	StatusFunc     func(ctx context.Context) (wire.Status, error)
-	AccountsFunc   func(ctx context.Context) ([]wire.Account, error)
-	AccountAddFunc func(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error)
-	AgentsFunc     func(ctx context.Context) ([]wire.Agent, error)
-	AgentAddFunc   func(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error)
-	RoomsFunc      func(ctx context.Context, account string) ([]wire.Room, error)
-	RoomCreateFunc func(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error)
-	RoomAddFunc    func(ctx context.Context, room string, r wire.RoomAddRequest) error
-	BindFunc       func(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
-	UnbindFunc     func(ctx context.Context, binding string) error
-	InboxFunc      func(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
-	WaitInboxFunc  func(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
-	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
-	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
-	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
-}
+// fakeBackend is the shared fake daemon.
+type fakeBackend = apitest.Backend
 
 var _ Backend = fakeBackend{}
-
-var errFakeUnset = fmt.Errorf("fake backend: method not set: %w", jam.ErrNotImplemented)
-
-func (f fakeBackend) Status(ctx context.Context) (wire.Status, error) {
-	if f.StatusFunc == nil {
-		return wire.Status{}, errFakeUnset
-	}
-	return f.StatusFunc(ctx)
-}
-
-func (f fakeBackend) Accounts(ctx context.Context) ([]wire.Account, error) {
-	if f.AccountsFunc == nil {
-		return nil, errFakeUnset
-	}
-	return f.AccountsFunc(ctx)
-}
-
-func (f fakeBackend) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error) {
-	if f.AccountAddFunc == nil {
-		return wire.Account{}, errFakeUnset
-	}
-	return f.AccountAddFunc(ctx, r)
-}
-
-func (f fakeBackend) Agents(ctx context.Context) ([]wire.Agent, error) {
-	if f.AgentsFunc == nil {
-		return nil, errFakeUnset
-	}
-	return f.AgentsFunc(ctx)
-}
-
-func (f fakeBackend) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
-	if f.AgentAddFunc == nil {
-		return wire.Agent{}, errFakeUnset
-	}
-	return f.AgentAddFunc(ctx, r)
-}
-
-func (f fakeBackend) Rooms(ctx context.Context, account string) ([]wire.Room, error) {
-	if f.RoomsFunc == nil {
-		return nil, errFakeUnset
-	}
-	return f.RoomsFunc(ctx, account)
-}
-
-func (f fakeBackend) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error) {
-	if f.RoomCreateFunc == nil {
-		return wire.Room{}, errFakeUnset
-	}
-	return f.RoomCreateFunc(ctx, r)
-}
-
-func (f fakeBackend) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
-	if f.RoomAddFunc == nil {
-		return errFakeUnset
-	}
-	return f.RoomAddFunc(ctx, room, r)
-}
-
-func (f fakeBackend) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error) {
-	if f.BindFunc == nil {
-		return wire.Binding{}, errFakeUnset
-	}
-	return f.BindFunc(ctx, r)
-}
-
-func (f fakeBackend) Unbind(ctx context.Context, binding string) error {
-	if f.UnbindFunc == nil {
-		return errFakeUnset
-	}
-	return f.UnbindFunc(ctx, binding)
-}
-
-func (f fakeBackend) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-	if f.InboxFunc == nil {
-		return wire.Inbox{}, errFakeUnset
-	}
-	return f.InboxFunc(ctx, agent, room, unrouted)
-}
-
-func (f fakeBackend) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
-	if f.WaitInboxFunc == nil {
-		return wire.Inbox{}, errFakeUnset
-	}
-	return f.WaitInboxFunc(ctx, r)
-}
-
-func (f fakeBackend) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error) {
-	if f.ReplyFunc == nil {
-		return wire.ReplyResult{}, errFakeUnset
-	}
-	return f.ReplyFunc(ctx, msg, r)
-}
-
-func (f fakeBackend) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
-	if f.AckFunc == nil {
-		return errFakeUnset
-	}
-	return f.AckFunc(ctx, msg, r)
-}
-
-func (f fakeBackend) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
-	if f.SendFunc == nil {
-		return wire.SendResult{}, errFakeUnset
-	}
-	return f.SendFunc(ctx, r)
-}
 
 type testBundle struct {
 	srv    *Server

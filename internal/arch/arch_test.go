@@ -55,6 +55,7 @@ var layers = map[string]layer{
 	"internal/api":           edge,
 	"internal/api/wire":      edge,
 	"internal/api/apiclient": edge,
+	"internal/api/apitest":   edge,
 	"internal/cli":           edge,
 	"internal/daemon":        root,
 	"internal/jamtest":       root,

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,136 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api"
+	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/datadir"
-	"github.com/jamhq/jam/internal/jam"
 )
 
-// backend is a fake daemon: each method answers with its Func field, and
-// a method whose field is nil answers not_implemented.
-type backend struct {
-	AccountsFunc   func(ctx context.Context) ([]wire.Account, error)
-	AccountAddFunc func(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error)
-	AgentsFunc     func(ctx context.Context) ([]wire.Agent, error)
-	AgentAddFunc   func(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error)
-	RoomsFunc      func(ctx context.Context, account string) ([]wire.Room, error)
-	RoomCreateFunc func(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error)
-	RoomAddFunc    func(ctx context.Context, room string, r wire.RoomAddRequest) error
-	BindFunc       func(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
-	UnbindFunc     func(ctx context.Context, binding string) error
-	InboxFunc      func(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
-	WaitInboxFunc  func(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
-	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
-	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
-	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
-}
+// backend is the shared fake daemon.
+type backend = apitest.Backend
 
 var _ api.Backend = backend{}
-
-var errUnset = fmt.Errorf("fake backend: method not set: %w", jam.ErrNotImplemented)
-
-func (b backend) Status(context.Context) (wire.Status, error) {
-	return wire.Status{State: wire.StateRunning}, nil
-}
-
-func (b backend) Accounts(ctx context.Context) ([]wire.Account, error) {
-	if b.AccountsFunc == nil {
-		return nil, errUnset
-	}
-	return b.AccountsFunc(ctx)
-}
-
-func (b backend) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error) {
-	if b.AccountAddFunc == nil {
-		return wire.Account{}, errUnset
-	}
-	return b.AccountAddFunc(ctx, r)
-}
-
-func (b backend) Agents(ctx context.Context) ([]wire.Agent, error) {
-	if b.AgentsFunc == nil {
-		return nil, errUnset
-	}
-	return b.AgentsFunc(ctx)
-}
-
-func (b backend) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
-	if b.AgentAddFunc == nil {
-		return wire.Agent{}, errUnset
-	}
-	return b.AgentAddFunc(ctx, r)
-}
-
-func (b backend) Rooms(ctx context.Context, account string) ([]wire.Room, error) {
-	if b.RoomsFunc == nil {
-		return nil, errUnset
-	}
-	return b.RoomsFunc(ctx, account)
-}
-
-func (b backend) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error) {
-	if b.RoomCreateFunc == nil {
-		return wire.Room{}, errUnset
-	}
-	return b.RoomCreateFunc(ctx, r)
-}
-
-func (b backend) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
-	if b.RoomAddFunc == nil {
-		return errUnset
-	}
-	return b.RoomAddFunc(ctx, room, r)
-}
-
-func (b backend) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error) {
-	if b.BindFunc == nil {
-		return wire.Binding{}, errUnset
-	}
-	return b.BindFunc(ctx, r)
-}
-
-func (b backend) Unbind(ctx context.Context, binding string) error {
-	if b.UnbindFunc == nil {
-		return errUnset
-	}
-	return b.UnbindFunc(ctx, binding)
-}
-
-func (b backend) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-	if b.InboxFunc == nil {
-		return wire.Inbox{}, errUnset
-	}
-	return b.InboxFunc(ctx, agent, room, unrouted)
-}
-
-func (b backend) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
-	if b.WaitInboxFunc == nil {
-		return wire.Inbox{}, errUnset
-	}
-	return b.WaitInboxFunc(ctx, r)
-}
-
-func (b backend) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error) {
-	if b.ReplyFunc == nil {
-		return wire.ReplyResult{}, errUnset
-	}
-	return b.ReplyFunc(ctx, msg, r)
-}
-
-func (b backend) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
-	if b.AckFunc == nil {
-		return errUnset
-	}
-	return b.AckFunc(ctx, msg, r)
-}
-
-func (b backend) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
-	if b.SendFunc == nil {
-		return wire.SendResult{}, errUnset
-	}
-	return b.SendFunc(ctx, r)
-}
 
 // testBundle is a data directory whose control socket a real api.Server
 // serves with a fake backend.

@@ -42,6 +42,9 @@ type Config struct {
 	BandKey string
 	// HubAddr is where the embedded hub listens (loopback only).
 	HubAddr string
+	// BandTimeout bounds one REST request to Band. Zero means the
+	// default (15s).
+	BandTimeout time.Duration
 }
 
 // BandEmbedded selects the embedded hub.

@@ -102,6 +102,17 @@ var keys = []key{
 		c.BandKey = v
 		return nil
 	}},
+	{name: "band_timeout", usage: "how long one REST request to Band may take, e.g. 15s (1s to 5m)", set: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 15s", v)
+		}
+		if d < time.Second || d > 5*time.Minute {
+			return fmt.Errorf("%s is outside 1s to 5m", d)
+		}
+		c.BandTimeout = d
+		return nil
+	}},
 	{name: "hub_addr", usage: "loopback address of the embedded hub (port 0 picks one)", set: func(c *Config, v string) error {
 		addr, err := ParseLoopbackAddr(v)
 		if err != nil {

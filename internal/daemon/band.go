@@ -32,7 +32,7 @@ type bandLink struct {
 // startBand starts the embedded hub (or points at a remote Band) and
 // checks the person's credential.
 func (d *daemon) startBand(ctx context.Context, stack *stopStack) error {
-	link := &bandLink{http: band.NewHTTP(band.HTTPConfig{})}
+	link := &bandLink{http: band.NewHTTP(band.HTTPConfig{Timeout: d.cfg.BandTimeout})}
 	stack.push("band http client", func(context.Context) error { link.http.CloseIdle(); return nil })
 	key := d.cfg.BandKey
 	if d.cfg.Band == config.BandEmbedded {

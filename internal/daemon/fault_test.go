@@ -29,10 +29,13 @@ type faultProxy struct {
 	srv *httptest.Server
 
 	mu         sync.Mutex
-	claimFails []int                 // guarded by mu: statuses for the next claims
+	claimFails []int                 // guarded by mu: statuses for the next claims (0 = hang)
 	claims     int                   // guarded by mu: claims that reached the hub
 	hijacked   map[net.Conn]struct{} // guarded by mu
 }
+
+// hangStatus makes failClaims hang a claim until the client times out.
+const hangStatus = -1
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
 	t.Helper()
@@ -50,6 +53,11 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 				fp.claims++
 			}
 			fp.mu.Unlock()
+			if status == hangStatus {
+				// Hang until the client gives up.
+				<-r.Context().Done()
+				return
+			}
 			if status != 0 {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Retry-After", "0")
@@ -102,7 +110,8 @@ func (fp *faultProxy) dropSockets() int {
 
 // TestPipeline_hubFaultsDelayButLoseNothing runs the daemon against a hub
 // behind a fault proxy: claims answered with 503 and 429, and sockets
-// dropped mid-stream, delay delivery but every message arrives and settles.
+// dropped mid-stream and a claim hanging past the request timeout delay
+// delivery, but every message arrives and settles.
 func TestPipeline_hubFaultsDelayButLoseNothing(t *testing.T) {
 	t.Parallel()
 	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
@@ -113,6 +122,7 @@ func TestPipeline_hubFaultsDelayButLoseNothing(t *testing.T) {
 
 	cfg := testConfig(t)
 	cfg.Band, cfg.BandKey = fp.srv.URL, h.OwnerKey()
+	cfg.BandTimeout = time.Second
 	r := start(t, cfg)
 	r.waitReady(t)
 	ctx := t.Context()
@@ -141,6 +151,11 @@ func TestPipeline_hubFaultsDelayButLoseNothing(t *testing.T) {
 	require.Equal(t, first, got, "a message whose claim failed twice is still delivered")
 	require.Zero(t, fp.pendingFailures())
 
+	// A claim that hangs past the request timeout is retried.
+	fp.failClaims(hangStatus)
+	hung := post("@coder hung")
+	require.Equal(t, hung, drainOne(t, c), "a message whose claim hung is still delivered")
+
 	// The socket drops; messages posted meanwhile arrive after the reconnect.
 	require.Positive(t, fp.dropSockets())
 	second := post("@coder second")
@@ -157,7 +172,7 @@ func TestPipeline_hubFaultsDelayButLoseNothing(t *testing.T) {
 			processed++
 		}
 	}
-	require.Equal(t, 3, processed)
+	require.Equal(t, 4, processed)
 }
 
 // drainOne waits for the next inbox message, acks it and returns its id.

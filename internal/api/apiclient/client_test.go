@@ -3,7 +3,6 @@ package apiclient_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,138 +17,17 @@ import (
 
 	"github.com/jamhq/jam/internal/api"
 	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// backend answers Status with pid 7 and err, and every other method with
-// its Func field; a method whose field is nil answers not_implemented.
-type backend struct {
-	err error
+// backend is the shared fake daemon.
+type backend = apitest.Backend
 
-	AccountsFunc   func(ctx context.Context) ([]wire.Account, error)
-	AccountAddFunc func(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error)
-	AgentsFunc     func(ctx context.Context) ([]wire.Agent, error)
-	AgentAddFunc   func(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error)
-	RoomsFunc      func(ctx context.Context, account string) ([]wire.Room, error)
-	RoomCreateFunc func(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error)
-	RoomAddFunc    func(ctx context.Context, room string, r wire.RoomAddRequest) error
-	BindFunc       func(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
-	UnbindFunc     func(ctx context.Context, binding string) error
-	InboxFunc      func(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
-	WaitInboxFunc  func(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
-	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
-	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
-	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
-}
-
-var _ api.Backend = backend{}
-
-var errUnset = fmt.Errorf("fake backend: method not set: %w", jam.ErrNotImplemented)
-
-func (b backend) Status(context.Context) (wire.Status, error) {
-	return wire.Status{State: wire.StateRunning, PID: 7}, b.err
-}
-
-func (b backend) Accounts(ctx context.Context) ([]wire.Account, error) {
-	if b.AccountsFunc == nil {
-		return nil, errUnset
-	}
-	return b.AccountsFunc(ctx)
-}
-
-func (b backend) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire.Account, error) {
-	if b.AccountAddFunc == nil {
-		return wire.Account{}, errUnset
-	}
-	return b.AccountAddFunc(ctx, r)
-}
-
-func (b backend) Agents(ctx context.Context) ([]wire.Agent, error) {
-	if b.AgentsFunc == nil {
-		return nil, errUnset
-	}
-	return b.AgentsFunc(ctx)
-}
-
-func (b backend) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
-	if b.AgentAddFunc == nil {
-		return wire.Agent{}, errUnset
-	}
-	return b.AgentAddFunc(ctx, r)
-}
-
-func (b backend) Rooms(ctx context.Context, account string) ([]wire.Room, error) {
-	if b.RoomsFunc == nil {
-		return nil, errUnset
-	}
-	return b.RoomsFunc(ctx, account)
-}
-
-func (b backend) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire.Room, error) {
-	if b.RoomCreateFunc == nil {
-		return wire.Room{}, errUnset
-	}
-	return b.RoomCreateFunc(ctx, r)
-}
-
-func (b backend) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
-	if b.RoomAddFunc == nil {
-		return errUnset
-	}
-	return b.RoomAddFunc(ctx, room, r)
-}
-
-func (b backend) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error) {
-	if b.BindFunc == nil {
-		return wire.Binding{}, errUnset
-	}
-	return b.BindFunc(ctx, r)
-}
-
-func (b backend) Unbind(ctx context.Context, binding string) error {
-	if b.UnbindFunc == nil {
-		return errUnset
-	}
-	return b.UnbindFunc(ctx, binding)
-}
-
-func (b backend) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-	if b.InboxFunc == nil {
-		return wire.Inbox{}, errUnset
-	}
-	return b.InboxFunc(ctx, agent, room, unrouted)
-}
-
-func (b backend) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
-	if b.WaitInboxFunc == nil {
-		return wire.Inbox{}, errUnset
-	}
-	return b.WaitInboxFunc(ctx, r)
-}
-
-func (b backend) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error) {
-	if b.ReplyFunc == nil {
-		return wire.ReplyResult{}, errUnset
-	}
-	return b.ReplyFunc(ctx, msg, r)
-}
-
-func (b backend) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
-	if b.AckFunc == nil {
-		return errUnset
-	}
-	return b.AckFunc(ctx, msg, r)
-}
-
-func (b backend) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
-	if b.SendFunc == nil {
-		return wire.SendResult{}, errUnset
-	}
-	return b.SendFunc(ctx, r)
-}
+var _ api.Backend = statusBackend(nil)
 
 func shortDir(t *testing.T) string {
 	t.Helper()
@@ -171,7 +49,7 @@ func startServer(t *testing.T, socket string, b api.Backend) *api.Server {
 func TestClient_Status(t *testing.T) {
 	t.Parallel()
 	socket := filepath.Join(shortDir(t), "s.sock")
-	startServer(t, socket, backend{})
+	startServer(t, socket, statusBackend(nil))
 	c := apiclient.New(socket)
 	defer c.Close()
 	st, err := c.Status(t.Context())
@@ -182,7 +60,7 @@ func TestClient_Status(t *testing.T) {
 func TestClient_errorEnvelope(t *testing.T) {
 	t.Parallel()
 	socket := filepath.Join(shortDir(t), "s.sock")
-	startServer(t, socket, backend{err: jam.ErrUnavailable})
+	startServer(t, socket, statusBackend(jam.ErrUnavailable))
 	c := apiclient.New(socket)
 	defer c.Close()
 	_, err := c.Status(t.Context())
@@ -269,9 +147,16 @@ func TestClient_WaitReady(t *testing.T) {
 		done <- result{st, err}
 	})
 	<-polling
-	startServer(t, socket, backend{})
+	startServer(t, socket, statusBackend(nil))
 	r := <-done
 	wg.Wait()
 	require.NoError(t, r.err)
 	require.Equal(t, 7, r.st.PID)
+}
+
+// statusBackend answers Status with pid 7 and err.
+func statusBackend(err error) backend {
+	return backend{StatusFunc: func(context.Context) (wire.Status, error) {
+		return wire.Status{State: wire.StateRunning, PID: 7}, err
+	}}
 }
