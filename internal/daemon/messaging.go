@@ -26,6 +26,11 @@ const (
 	unroutedMaxKeep = 1000
 )
 
+// settledRetention is how long settled tombstones and finished reply
+// intents are kept. Band never replays a processed message, so tombstones
+// only guard against late duplicates; a week is generous.
+const settledRetention = 7 * 24 * time.Hour
+
 // embeddedProfile names the account of the embedded hub's owner.
 const embeddedProfile = "local"
 
@@ -55,6 +60,12 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 		return fmt.Errorf("prune unrouted: %w", err)
 	} else if n > 0 {
 		m.log.Info("pruned unrouted messages", "count", n)
+	}
+
+	if n, err := d.store.RetentionPrune(ctx, time.Now().Add(-settledRetention)); err != nil {
+		return fmt.Errorf("prune settled records: %w", err)
+	} else if n.Settled+n.Intents > 0 {
+		m.log.Info("pruned settled records", "tombstones", n.Settled, "reply_intents", n.Intents)
 	}
 
 	sp, err := spool.New(spool.Config{Logger: d.log}, d.store)

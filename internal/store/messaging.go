@@ -83,6 +83,18 @@ type Messaging interface {
 	ReplyIntentPut(ctx context.Context, r ReplyIntent) error
 	// ReplyIntentGet returns the intent of a source message, if any.
 	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (ReplyIntent, error)
+
+	// RetentionPrune deletes settled tombstones older than before, and
+	// reply intents last updated before it whose message is no longer
+	// queued (an intent of a queued message is what keeps a resumed reply
+	// from posting twice, so it stays however old).
+	RetentionPrune(ctx context.Context, before time.Time) (RetentionPruned, error)
+}
+
+// RetentionPruned counts what RetentionPrune deleted.
+type RetentionPruned struct {
+	Settled int
+	Intents int
 }
 
 // Account is one signed-in Band user (or the embedded hub's owner).
