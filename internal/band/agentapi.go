@@ -23,11 +23,17 @@ const maxChatPages = 50
 
 // AgentChats lists every room the agent is in.
 func (c *Client) AgentChats(ctx context.Context) ([]protocol.ChatRoom, error) {
-	var all []protocol.ChatRoom
+	return collectOffsetPages[protocol.ChatRoom](ctx, c, "/agent/chats")
+}
+
+// collectOffsetPages follows an offset-paginated list (pages of 100, at
+// most maxChatPages of them) to its end.
+func collectOffsetPages[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	var all []T
 	for page := 1; page <= maxChatPages; page++ {
-		var out protocol.List[protocol.ChatRoom]
+		var out protocol.List[T]
 		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {"100"}}
-		if _, err := c.call(ctx, http.MethodGet, "/agent/chats", q, nil, &out); err != nil {
+		if _, err := c.call(ctx, http.MethodGet, path, q, nil, &out); err != nil {
 			return nil, err
 		}
 		all = append(all, out.Data...)
@@ -166,19 +172,7 @@ func (c *Client) AgentActivity(ctx context.Context, room string, working bool) e
 // AgentPeers lists the agents and people this agent can reach: siblings,
 // its owner and contacts.
 func (c *Client) AgentPeers(ctx context.Context) ([]protocol.Peer, error) {
-	var all []protocol.Peer
-	for page := 1; page <= maxChatPages; page++ {
-		var out protocol.List[protocol.Peer]
-		q := url.Values{"page": {strconv.Itoa(page)}, "page_size": {"100"}}
-		if _, err := c.call(ctx, http.MethodGet, "/agent/peers", q, nil, &out); err != nil {
-			return nil, err
-		}
-		all = append(all, out.Data...)
-		if len(out.Data) == 0 || out.Metadata.TotalPages == nil || page >= *out.Metadata.TotalPages {
-			break
-		}
-	}
-	return all, nil
+	return collectOffsetPages[protocol.Peer](ctx, c, "/agent/peers")
 }
 
 // AgentContext returns one page of the agent's view of a room: what it

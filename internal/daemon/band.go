@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -90,14 +88,12 @@ func (l *bandLink) status() wire.BandStatus {
 }
 
 // RunHub runs the hub alone for "jam hub": it locks the hub's data
-// directory, starts the hub, writes its URL to hub.url there (so scripts
-// can find a hub started on port 0), and stops it within 5 s once ctx ends.
+// directory so no daemon's embedded hub shares it, then runs the hub.
 func RunHub(ctx context.Context, opts cli.HubOptions) error {
 	cfg := config.Config{LogLevel: opts.LogLevel, LogFormat: "text"}
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = config.DefaultLogLevel
 	}
-	log := newLogger(cfg, opts.IO.ErrOut)
 	if err := datadir.Prepare(opts.DataDir); err != nil {
 		return err
 	}
@@ -106,31 +102,5 @@ func RunHub(ctx context.Context, opts cli.HubOptions) error {
 		return err
 	}
 	defer lock.Release()
-	h, err := hub.New(hub.Config{Addr: opts.Addr, DataDir: opts.DataDir, Logger: log})
-	if err != nil {
-		return err
-	}
-	if err := h.Start(ctx); err != nil {
-		return err
-	}
-	urlFile := filepath.Join(opts.DataDir, hubURLFile)
-	werr := os.WriteFile(urlFile, []byte(h.URL()+"\n"), 0o600)
-	if werr == nil {
-		fmt.Fprintf(opts.IO.Out, "hub listening on %s\n", h.URL())
-		fmt.Fprintf(opts.IO.Out, "owner key in %s\n", filepath.Join(opts.DataDir, "owner.key"))
-		<-ctx.Done()
-	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err = h.Stop(stopCtx)
-	if rerr := os.Remove(urlFile); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, rerr)
-	}
-	if werr != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", urlFile, werr), err)
-	}
-	return err
+	return hub.Run(ctx, hub.Config{Addr: opts.Addr, DataDir: opts.DataDir, Logger: newLogger(cfg, opts.IO.ErrOut)}, opts.IO.Out)
 }
-
-// hubURLFile names the file holding a running hub's URL.
-const hubURLFile = "hub.url"

@@ -207,7 +207,7 @@ func (m *messaging) peerRuntime(ctx context.Context, p store.Peer) (engine.PeerR
 	if err != nil {
 		return engine.PeerRuntime{}, nil, err
 	}
-	return engine.PeerRuntime{WorkspaceID: p.WorkspaceID, Key: p.Key, AgentID: p.AgentID, Handle: p.Handle, OwnerUserID: acct.UserID, Agent: agentAPI{c}}, c, nil
+	return engine.PeerRuntime{WorkspaceID: p.WorkspaceID, Key: p.Key, AgentID: p.AgentID, Handle: p.Handle, OwnerUserID: acct.UserID, Agent: agentAPI{Client: c, id: string(p.AgentID)}}, c, nil
 }
 
 func (m *messaging) accountByID(ctx context.Context, ws jam.WorkspaceID, id jam.AccountID) (store.Account, error) {
@@ -224,13 +224,12 @@ func (m *messaging) accountByID(ctx context.Context, ws jam.WorkspaceID, id jam.
 }
 
 // agentAPI adapts the band client to the engine's Agent interface.
-type agentAPI struct{ *band.Client }
+type agentAPI struct {
+	*band.Client
+	id string // the agent's Band id, known from the peer record
+}
 
 func (a agentAPI) AgentSent(ctx context.Context, room string, since time.Time) ([]protocol.Message, error) {
-	me, err := a.AgentMe(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var out []protocol.Message
 	cursor := ""
 	for {
@@ -240,7 +239,7 @@ func (a agentAPI) AgentSent(ctx context.Context, room string, since time.Time) (
 		}
 		for _, msg := range page.Messages {
 			at, _ := time.Parse(time.RFC3339Nano, msg.InsertedAt)
-			if strings.EqualFold(msg.SenderID, me.ID) && !at.Before(since.Add(-time.Second)) {
+			if strings.EqualFold(msg.SenderID, a.id) && !at.Before(since.Add(-time.Second)) {
 				out = append(out, msg)
 			}
 		}

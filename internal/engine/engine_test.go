@@ -84,14 +84,15 @@ type deliveries struct{ ch chan Delivery }
 func (d deliveries) Deliver(_ context.Context, del Delivery) error { d.ch <- del; return nil }
 
 type testBundle struct {
-	eng   *Engine
-	st    *sqlite.Store
-	agent *fakeAgent
-	del   deliveries
-	ws    jam.WorkspaceID
-	peer  jam.PeerKey
-	room  jam.RoomID
-	m     *jam.Minter
+	eng    *Engine
+	st     *sqlite.Store
+	agent  *fakeAgent
+	del    deliveries
+	events chan Event
+	ws     jam.WorkspaceID
+	peer   jam.PeerKey
+	room   jam.RoomID
+	m      *jam.Minter
 }
 
 const (
@@ -114,7 +115,7 @@ func setup(t *testing.T, bind bool) *testBundle {
 	require.NoError(t, err)
 	b := &testBundle{st: st, ws: ws.ID, peer: jam.PeerKey{Profile: "local", Scope: "coder"}, room: roomID, m: m,
 		agent: &fakeAgent{Roster: []protocol.Participant{{ID: agentID, Type: "Agent"}, {ID: ownerID, Type: "User"}}},
-		del:   deliveries{ch: make(chan Delivery, 16)}}
+		del:   deliveries{ch: make(chan Delivery, 16)}, events: make(chan Event, 4096)}
 	acct := store.Account{ID: jam.New[jam.AccountID](m), WorkspaceID: ws.ID, Profile: "local", BandURL: "http://hub", UserID: ownerID, Handle: "owner", KeySealed: []byte("k"), CreatedAt: time.Now()}
 	_, err = st.AccountPut(ctx, acct)
 	require.NoError(t, err)
@@ -128,7 +129,8 @@ func setup(t *testing.T, bind bool) *testBundle {
 	require.NoError(t, err)
 	require.NoError(t, sp.Start(ctx))
 	t.Cleanup(func() { sp.Stop(context.Background()) })
-	eng, err := New(Config{Store: st, Spool: sp, Sealer: box, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
+	eng, err := New(Config{Store: st, Spool: sp, Sealer: box, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond,
+		Events: func(ev Event) { b.events <- ev }})
 	require.NoError(t, err)
 	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: ws.ID, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: b.agent}))
 	require.NoError(t, eng.Start(ctx))
@@ -142,6 +144,22 @@ func (b *testBundle) inbound(t *testing.T, n int, content string) string {
 	id := fmt.Sprintf("0190a1b2-0000-4000-8000-%012d", n)
 	require.NoError(t, b.eng.Inbound(t.Context(), b.ws, b.peer, protocol.Message{ID: id, ChatRoomID: string(b.room), Content: content, SenderID: ownerID, SenderType: "User", MessageType: "text"}))
 	return id
+}
+
+// waitEvent waits for the event of kind about msg.
+func (b *testBundle) waitEvent(t *testing.T, kind EventKind, msg string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-b.events:
+			if ev.Kind == kind && string(ev.MessageID) == msg {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s event for %s", kind, msg)
+		}
+	}
 }
 
 func (b *testBundle) delivered(t *testing.T) Delivery {
@@ -167,12 +185,12 @@ func TestEngine_deliversInOrderAndDedupes(t *testing.T) {
 	require.True(t, d2.Row.AddressedToUser)
 	require.False(t, d1.Row.AddressedToUser)
 
-	var items []InboxItem
-	require.Eventually(t, func() bool {
-		var err error
-		items, err = b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws})
-		return err == nil && len(items) == 2
-	}, 10*time.Second, 5*time.Millisecond, "delivered rows reach the inbox")
+	// The row reaches the inbox when it is marked delivered, which the
+	// engine reports after handing it over.
+	b.waitEvent(t, EventDelivered, second)
+	items, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws})
+	require.NoError(t, err)
+	require.Len(t, items, 2, "delivered rows reach the inbox")
 	require.Equal(t, "@owner/coder one", items[0].Content, "the agent's own token renders as its handle")
 	select {
 	case d := <-b.del.ch:
@@ -198,10 +216,10 @@ func TestEngine_unroutedUntilBound(t *testing.T) {
 	t.Parallel()
 	b := setup(t, false)
 	id := b.inbound(t, 1, "hello")
-	require.Eventually(t, func() bool {
-		items, _ := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws, Unrouted: true})
-		return len(items) == 1
-	}, 10*time.Second, 5*time.Millisecond)
+	b.waitEvent(t, EventQueuedUnrouted, id)
+	items, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws, Unrouted: true})
+	require.NoError(t, err)
+	require.Len(t, items, 1)
 	require.NotContains(t, b.agent.Calls(), "processing "+id, "an unrouted message is not claimed")
 
 	bind := store.Binding{ID: jam.New[jam.BindingID](b.m), WorkspaceID: b.ws, Peer: b.peer, Room: b.room, Alias: "late", SessionID: jam.New[jam.SessionID](b.m), Mode: jam.RuntimeAttached, CreatedAt: time.Now()}

@@ -32,8 +32,12 @@ type SendResult struct {
 	Warnings []string
 }
 
+// handlePattern matches a handle: "name" for people, "owner/slug" for
+// agents.
+const handlePattern = `[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?`
+
 // handleRef finds @handle references in outbound text.
-var handleRef = regexp.MustCompile(`(^|[^\w@])@([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)?)`)
+var handleRef = regexp.MustCompile(`(^|[^\w@])@(` + handlePattern + `)`)
 
 // resolveRetryDelay is how long Send waits before re-reading the peer
 // index once when no @handle resolved.

@@ -241,7 +241,7 @@ func adoptPosted(intent store.ReplyIntent, parts []string, sent []protocol.Messa
 
 var (
 	tokenRE  = regexp.MustCompile(`@\[\[[^\]]*\]\]`)
-	handleRE = regexp.MustCompile(`@[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?`)
+	handleRE = regexp.MustCompile(`@` + handlePattern)
 )
 
 // comparable reduces content to what survives Band's mention

@@ -322,8 +322,13 @@ func writeFileAtomic(path string, b []byte) error {
 	return nil
 }
 
-// Run starts a hub, prints where it listens and where the owner key is,
-// serves until ctx is done, then stops it within 5 s.
+// URLFile names the file in the data directory that holds a running
+// hub's URL while Run serves, so scripts can find a hub started on port 0.
+const URLFile = "hub.url"
+
+// Run starts a hub, writes its URL to URLFile, prints where it listens and
+// where the owner key is, serves until ctx is done, then stops it within
+// 5 s and removes URLFile.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	h, err := New(cfg)
 	if err != nil {
@@ -332,10 +337,21 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := h.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "hub listening on %s\n", h.URL())
-	fmt.Fprintf(out, "owner key in %s\n", filepath.Join(h.cfg.DataDir, ownerKeyFile))
-	<-ctx.Done()
+	urlFile := filepath.Join(h.cfg.DataDir, URLFile)
+	werr := os.WriteFile(urlFile, []byte(h.URL()+"\n"), 0o600)
+	if werr == nil {
+		fmt.Fprintf(out, "hub listening on %s\n", h.URL())
+		fmt.Fprintf(out, "owner key in %s\n", filepath.Join(h.cfg.DataDir, ownerKeyFile))
+		<-ctx.Done()
+	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return h.Stop(stopCtx)
+	err = h.Stop(stopCtx)
+	if rerr := os.Remove(urlFile); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	if werr != nil {
+		return errors.Join(fmt.Errorf("write %s: %w", urlFile, werr), err)
+	}
+	return err
 }

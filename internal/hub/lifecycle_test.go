@@ -89,6 +89,9 @@ func TestRun(t *testing.T) {
 	require.True(t, strings.HasPrefix(line, "hub listening on http://127.0.0.1:"), line)
 	require.True(t, sc.Scan())
 	require.Equal(t, "owner key in "+filepath.Join(dir, "owner.key"), sc.Text())
+	url, err := os.ReadFile(filepath.Join(dir, hub.URLFile))
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimPrefix(line, "hub listening on ")+"\n", string(url))
 
 	key, err := os.ReadFile(filepath.Join(dir, "owner.key"))
 	require.NoError(t, err)
@@ -105,4 +108,6 @@ func TestRun(t *testing.T) {
 	cancel()
 	_, _ = io.Copy(io.Discard, pr)
 	require.NoError(t, <-done)
+	_, err = os.Stat(filepath.Join(dir, hub.URLFile))
+	require.ErrorIs(t, err, os.ErrNotExist, "the URL file goes with the hub")
 }
