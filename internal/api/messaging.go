@@ -314,6 +314,24 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, res)
 }
 
+func (s *Server) handleNotice(w http.ResponseWriter, r *http.Request) {
+	var req wire.NoticeRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := required("room", req.Room, "text", req.Text); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.backend.Notice(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("notice to room %s: %w", req.Room, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, res)
+}
+
 // decodeOptionalJSON is decodeJSON for a body whose fields are all
 // optional: an empty body counts as {}.
 func (s *Server) decodeOptionalJSON(w http.ResponseWriter, r *http.Request, dst any) error {

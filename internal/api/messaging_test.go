@@ -258,6 +258,28 @@ func TestMessaging_routes(t *testing.T) {
 			},
 			wantStatus: 200, wantBody: `{"id":"m9","body":"@bob hello","mentions":["bob"],"warnings":["bob is not in the room"]}`,
 		},
+		{
+			name: "directed send", method: "POST", path: "/v1/send",
+			body: `{"room":"r1","text":"@carol?","recipients":["bob"],"directed":true}`,
+			backend: func(t *testing.T) fakeBackend {
+				return fakeBackend{SendFunc: func(_ context.Context, r wire.SendRequest) (wire.SendResult, error) {
+					assert.Equal(t, wire.SendRequest{Room: "r1", Text: "@carol?", Recipients: []string{"bob"}, Directed: true}, r)
+					return wire.SendResult{ID: "m9", Body: "@bob @carol?", Mentions: []string{"bob"}}, nil
+				}}
+			},
+			wantStatus: 200, wantBody: `{"id":"m9","body":"@bob @carol?","mentions":["bob"]}`,
+		},
+		{
+			name: "notice", method: "POST", path: "/v1/notices",
+			body: `{"agent":"alice","room":"r1","text":"heads up"}`,
+			backend: func(t *testing.T) fakeBackend {
+				return fakeBackend{NoticeFunc: func(_ context.Context, r wire.NoticeRequest) (wire.NoticeResult, error) {
+					assert.Equal(t, wire.NoticeRequest{Agent: "alice", Room: "r1", Text: "heads up"}, r)
+					return wire.NoticeResult{ID: "jam-notice:msg_x"}, nil
+				}}
+			},
+			wantStatus: 200, wantBody: `{"id":"jam-notice:msg_x"}`,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,6 +322,8 @@ func TestMessaging_invalidInput(t *testing.T) {
 		{name: "send without room", method: "POST", path: "/v1/send", body: `{"text":"t"}`, wantMsg: "room is required"},
 		{name: "send without text", method: "POST", path: "/v1/send", body: `{"room":"r1"}`, wantMsg: "text is required"},
 		{name: "send with blank recipient", method: "POST", path: "/v1/send", body: `{"room":"r1","text":"t","recipients":[""]}`, wantMsg: "recipients[0] is empty"},
+		{name: "notice without text", method: "POST", path: "/v1/notices", body: `{"room":"r1"}`, wantMsg: "text is required"},
+		{name: "notice with an unknown field", method: "POST", path: "/v1/notices", body: `{"room":"r1","text":"t","to":"x"}`, wantMsg: "unknown field"},
 		{name: "unknown query parameter", method: "GET", path: "/v1/inbox?agnet=a", wantMsg: `unknown query parameter "agnet" (known: agent, room, unrouted)`},
 		{name: "query on a route without", method: "GET", path: "/v1/agents?x=1", wantMsg: "this route takes none"},
 		{name: "repeated query parameter", method: "GET", path: "/v1/rooms?account=a&account=b", wantMsg: `"account" is given 2 times`},

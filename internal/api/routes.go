@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/messages/{msg}/reply", s.handleReply)
 	mux.HandleFunc("POST /v1/messages/{msg}/ack", s.handleAck)
 	mux.HandleFunc("POST /v1/send", s.handleSend)
+	mux.HandleFunc("POST /v1/notices", s.handleNotice)
 	return s.recoverPanics(s.envelopeMuxErrors(mux))
 }
 

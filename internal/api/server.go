@@ -46,6 +46,8 @@ type Messaging interface {
 	Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
 	Ack(ctx context.Context, msg string, r wire.AckRequest) error
 	Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
+	// Notice queues a local notice for an agent; it never reaches Band.
+	Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error)
 }
 
 // Config configures a Server.

@@ -23,6 +23,9 @@ const (
 	// AgentRoomAdded / AgentRoomRemoved: the agent's membership changed.
 	AgentRoomAdded   AgentEventKind = "room_added"
 	AgentRoomRemoved AgentEventKind = "room_removed"
+	// AgentRoomsListed: the complete list of the agent's rooms (Rooms),
+	// read at every connect before any room is caught up.
+	AgentRoomsListed AgentEventKind = "rooms_listed"
 	// AgentParticipants: a room's roster changed; re-read it over REST.
 	AgentParticipants AgentEventKind = "participants_changed"
 	// AgentState: the connection state changed.
@@ -33,6 +36,7 @@ const (
 type AgentEvent struct {
 	Kind    AgentEventKind
 	Room    string
+	Rooms   []string
 	Message *protocol.Message
 	CatchUp bool
 	State   ConnState
@@ -107,6 +111,11 @@ func (h *agentHandler) Connected(ctx context.Context, s *Session) error {
 	if err != nil {
 		return fmt.Errorf("list rooms: %w", err)
 	}
+	ids := make([]string, len(rooms))
+	for i, r := range rooms {
+		ids[i] = r.ID
+	}
+	h.onEvent(AgentEvent{Kind: AgentRoomsListed, Rooms: ids})
 	for _, r := range rooms {
 		if err := h.enterRoom(ctx, s, r.ID); err != nil {
 			return err

@@ -126,6 +126,10 @@ type Push struct {
 	Topic   string
 	Event   string
 	Payload json.RawMessage
+
+	// closedRef is set on a server close (phx_close or phx_error) of the
+	// channel joined as closedRef; such a push never reaches the handler.
+	closedRef string
 }
 
 // Handler receives what a Socket observes. Calls come from the socket's
@@ -272,6 +276,19 @@ func (s *Socket) session(ctx context.Context, h Handler) error {
 			for _, p := range pushes.take() {
 				if sctx.Err() != nil {
 					return
+				}
+				if p.closedRef != "" {
+					// In order with the pushes before it: a room_removed
+					// that made the handler leave the channel comes first,
+					// and the close of a channel it left is expected.
+					if sess.joinRef(p.Topic) == p.closedRef {
+						// A channel the server closed cannot be trusted to
+						// carry pushes: end the session so the next one
+						// rejoins all.
+						sess.end(fmt.Errorf("server closed channel %s (%s)", p.Topic, p.Event))
+						return
+					}
+					continue
 				}
 				h.Push(sctx, sess, p)
 			}
@@ -431,11 +448,12 @@ func (s *Session) read(out *pushQueue) {
 				ch <- rep
 			}
 		case phoenix.EventError, phoenix.EventClose:
-			if s.accepts(f) {
-				// A channel the server closed cannot be trusted to carry
-				// pushes: end the session so the next one rejoins all.
-				s.end(fmt.Errorf("server closed channel %s (%s)", f.Topic, f.Event))
-				return
+			if ref := s.joinRef(f.Topic); ref != "" && s.accepts(f) {
+				// Judged in order with the pushes before it (see Run).
+				if !out.add(Push{Topic: f.Topic, Event: f.Event, closedRef: ref}) {
+					s.end(fmt.Errorf("server closed channel %s (%s)", f.Topic, f.Event))
+					return
+				}
 			}
 		default:
 			if !s.accepts(f) {
@@ -497,6 +515,13 @@ func (q *pushQueue) take() []Push {
 
 // accepts reports whether f belongs to a current join: its join_ref is
 // null or matches the channel's join.
+// joinRef returns the join ref of a joined topic, or "".
+func (s *Session) joinRef(topic string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.joins[topic]
+}
+
 func (s *Session) accepts(f phoenix.Frame) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -328,3 +328,66 @@ type credFunc func() string
 func (f credFunc) Key(context.Context) (string, error) { return f(), nil }
 func (credFunc) Refresh(context.Context) error         { return ErrNotRefreshable }
 func (credFunc) Bearer() bool                          { return false }
+
+// leavingHandler leaves chat_room:r1 when agent_rooms:a pushes
+// room_removed, like the agent feed does.
+type leavingHandler struct {
+	*recorder
+}
+
+func (h leavingHandler) Push(ctx context.Context, s *Session, p Push) {
+	if p.Event == "room_removed" {
+		if err := s.Leave(ctx, "chat_room:r1"); err != nil {
+			panic(err)
+		}
+	}
+	h.recorder.Push(ctx, s, p)
+}
+
+// TestSocket_serverCloseOfAChannelJudgedInOrder: the server closing a
+// channel the handler has just left, because of a push that came before
+// the close, is expected and keeps the session; closing a channel still
+// joined ends it.
+func TestSocket_serverCloseOfAChannelJudgedInOrder(t *testing.T) {
+	t.Parallel()
+	fp := newFakePhoenix(t)
+	s, err := NewSocket(testSocketConfig(fp.srv.URL, APIKey("k")))
+	require.NoError(t, err)
+	rec := newRecorder(func(ctx context.Context, s *Session) error {
+		if err := s.Join(ctx, "agent_rooms:a"); err != nil {
+			return err
+		}
+		return s.Join(ctx, "chat_room:r1")
+	})
+	runSocket(t, s, leavingHandler{rec})
+	fc := fp.accept(t)
+	rooms := fc.nextNot(t, phoenix.EventHeartbeat)
+	fc.reply(t, rooms, phoenix.StatusOK, nil)
+	r1 := fc.nextNot(t, phoenix.EventHeartbeat)
+	fc.reply(t, r1, phoenix.StatusOK, nil)
+	rec.waitState(t, StateUp)
+
+	// The server removes the room: the push, then at once the close of
+	// the room's channel, before the client's leave arrives.
+	fc.send(t, phoenix.Frame{JoinRef: rooms.JoinRef, Topic: "agent_rooms:a", Event: "room_removed", Payload: json.RawMessage(`{"id":"r1"}`)})
+	fc.send(t, phoenix.Frame{JoinRef: r1.JoinRef, Topic: "chat_room:r1", Event: phoenix.EventClose, Payload: json.RawMessage(`{}`)})
+	leave := fc.nextNot(t, phoenix.EventHeartbeat)
+	require.Equal(t, phoenix.EventLeave, leave.Event)
+	fc.reply(t, leave, phoenix.StatusOK, nil)
+	require.Equal(t, "room_removed", (<-rec.pushes).Event)
+
+	// A marker push after the close proves the close was judged (it is
+	// handled in order) and did not end the session.
+	fc.send(t, phoenix.Frame{JoinRef: rooms.JoinRef, Topic: "agent_rooms:a", Event: "marker", Payload: json.RawMessage(`{}`)})
+	require.Equal(t, "marker", (<-rec.pushes).Event)
+	select {
+	case sc := <-rec.states:
+		t.Fatalf("the expected close changed the state: %v %v", sc.st, sc.err)
+	default:
+	}
+
+	// Closing a channel still joined ends the session.
+	fc.send(t, phoenix.Frame{JoinRef: rooms.JoinRef, Topic: "agent_rooms:a", Event: phoenix.EventClose, Payload: json.RawMessage(`{}`)})
+	sc := rec.waitState(t, StateReconnecting)
+	require.ErrorContains(t, sc.err, "server closed channel agent_rooms:a")
+}

@@ -107,6 +107,7 @@ directory.`,
 		newReplyCmd(io, deps, nil),
 		newAckCmd(io, deps, nil),
 		newSendCmd(io, deps, nil),
+		newNoticeCmd(io, deps, nil),
 	)
 	return root
 }

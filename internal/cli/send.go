@@ -17,6 +17,7 @@ type SendOptions struct {
 	Text       string
 	Agent      string
 	Recipients []string
+	Directed   bool
 	JSON       bool
 }
 
@@ -27,8 +28,10 @@ func newSendCmd(io *IOStreams, deps Deps, runF func(context.Context, *SendOption
 		Short: "Post a new message to a room as an agent; prints its id",
 		Long: `Post a new message to a room as an agent, and print the message's id.
 TEXT "-" reads the text from stdin. --to names a recipient to mention
-(repeatable). Warnings, such as a recipient who is not in the room, go to
-stderr.`,
+(repeatable); @handles in the text are resolved too, unless --directed
+says the --to recipients are the only ones (a directed question: an agent
+named in the text is not woken). Warnings, such as a recipient who is not
+in the room, go to stderr.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -45,6 +48,7 @@ stderr.`,
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the agent that sends: peer key, scope, handle or name (default: the only agent)")
 	cmd.Flags().StringArrayVar(&opts.Recipients, "to", nil, "mention this recipient (repeatable)")
+	cmd.Flags().BoolVar(&opts.Directed, "directed", false, "mention only the --to recipients; @handles in the text wake nobody")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -56,7 +60,7 @@ func runSend(ctx context.Context, opts *SendOptions) error {
 	}
 	client := newClient(opts.DataDir)
 	defer client.Close()
-	res, err := client.Send(ctx, wire.SendRequest{Agent: opts.Agent, Room: opts.Room, Text: text, Recipients: opts.Recipients})
+	res, err := client.Send(ctx, wire.SendRequest{Agent: opts.Agent, Room: opts.Room, Text: text, Recipients: opts.Recipients, Directed: opts.Directed})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,12 @@ func TestSend(t *testing.T) {
 			wantStderr: "jam: warning: carol is not in the room\njam: warning: two lines\n",
 		},
 		{
+			name:       "directed",
+			backend:    send(wire.SendRequest{Room: roomID, Text: "@carol?", Recipients: []string{"bob"}, Directed: true}, res),
+			inv:        invocation{args: []string{"send", roomID, "@carol?", "--to", "bob", "--directed"}},
+			wantStdout: "m-7\n",
+		},
+		{
 			name:     "stdin, json",
 			backend:  send(wire.SendRequest{Room: roomID, Text: "from a pipe"}, res),
 			inv:      invocation{args: []string{"send", roomID, "-", "--json"}, stdin: "from a pipe\n"},
@@ -65,6 +71,42 @@ func TestSend(t *testing.T) {
 			inv:        invocation{args: []string{"send", roomID, "hi"}},
 			wantCode:   7,
 			wantStderr: "jam: send to room " + roomID + ": post message: unavailable (unavailable)\n",
+		},
+	})
+}
+
+func TestNotice(t *testing.T) {
+	t.Parallel()
+	notice := func(want wire.NoticeRequest) backend {
+		return backend{NoticeFunc: func(_ context.Context, r wire.NoticeRequest) (wire.NoticeResult, error) {
+			assert.Equal(t, want, r)
+			return wire.NoticeResult{ID: "jam-notice:msg_01"}, nil
+		}}
+	}
+	runCases(t, []cmdCase{
+		{
+			name:       "prints the id",
+			backend:    notice(wire.NoticeRequest{Agent: "alice", Room: roomID, Text: "task 7 is yours"}),
+			inv:        invocation{args: []string{"notice", roomID, "task 7 is yours", "--agent", "alice"}},
+			wantStdout: "jam-notice:msg_01\n",
+		},
+		{
+			name:       "stdin",
+			backend:    notice(wire.NoticeRequest{Room: roomID, Text: "piped"}),
+			inv:        invocation{args: []string{"notice", roomID, "-"}, stdin: "piped\n"},
+			wantStdout: "jam-notice:msg_01\n",
+		},
+		{
+			name:       "empty text",
+			inv:        invocation{args: []string{"notice", roomID, " "}},
+			wantCode:   2,
+			wantStderr: "jam: the message text is empty\n",
+		},
+		{
+			name:       "missing text",
+			inv:        invocation{args: []string{"notice", roomID}},
+			wantCode:   2,
+			wantStderr: "jam: accepts 2 arg(s), received 1 (see jam notice --help)\n",
 		},
 	})
 }

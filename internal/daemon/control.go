@@ -404,7 +404,7 @@ func (d *daemon) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox,
 
 // messagePeer finds the agent whose queue holds msg, or checks the named one.
 func (d *daemon) messagePeer(ctx context.Context, agent, msg string) (jam.PeerKey, jam.PlatformMessageID, error) {
-	id, err := jam.ParseUUID[jam.PlatformMessageID](msg)
+	id, err := jam.ParseMessageID(msg)
 	if err != nil {
 		return jam.PeerKey{}, "", err
 	}
@@ -449,10 +449,23 @@ func (d *daemon) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult,
 	if err != nil {
 		return wire.SendResult{}, err
 	}
-	res, err := d.msg.engine.Send(ctx, engine.SendParams{WorkspaceID: d.workspace.ID, Peer: p.Key, Room: room, Text: r.Text, Recipients: r.Recipients})
+	res, err := d.msg.engine.Send(ctx, engine.SendParams{WorkspaceID: d.workspace.ID, Peer: p.Key, Room: room, Text: r.Text, Recipients: r.Recipients, Directed: r.Directed})
 	out := wire.SendResult{ID: string(res.ID), Body: res.Body, Mentions: []string{}, Warnings: res.Warnings}
 	for _, m := range res.Mentions {
 		out.Mentions = append(out.Mentions, m.ID)
 	}
 	return out, err
+}
+
+func (d *daemon) Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error) {
+	p, err := d.peer(ctx, r.Agent)
+	if err != nil {
+		return wire.NoticeResult{}, err
+	}
+	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	if err != nil {
+		return wire.NoticeResult{}, err
+	}
+	id, err := d.msg.engine.Notice(ctx, engine.NoticeParams{WorkspaceID: d.workspace.ID, Peer: p.Key, Room: room, Text: r.Text})
+	return wire.NoticeResult{ID: string(id)}, err
 }

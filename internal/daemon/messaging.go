@@ -278,6 +278,36 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 				// and the next catch-up replays it.
 				f.log.Warn("inbound not spooled", "peer", key, "message", ev.Message.ID, "err", err)
 			}
+		case band.AgentRoomsListed:
+			// Runs before any room is caught up: a room the agent is back
+			// in is restored first, one it left while we were away retires.
+			rooms := make([]jam.RoomID, 0, len(ev.Rooms))
+			for _, r := range ev.Rooms {
+				if id, err := jam.ParseUUID[jam.RoomID](r); err == nil {
+					rooms = append(rooms, id)
+				}
+			}
+			if gone, err := f.engine.ReconcileRooms(f.ctx, ws, key, rooms); err != nil {
+				f.log.Warn("reconcile rooms", "peer", key, "err", err)
+			} else if len(gone) > 0 {
+				f.log.Info("retired rooms the agent left", "peer", key, "rooms", gone)
+			}
+		case band.AgentRoomAdded:
+			if room, err := jam.ParseUUID[jam.RoomID](ev.Room); err == nil {
+				if err := f.engine.RestoreRoom(f.ctx, ws, key, room); err != nil {
+					f.log.Warn("restore room", "peer", key, "room", room, "err", err)
+				}
+			}
+		case band.AgentRoomRemoved:
+			if room, err := jam.ParseUUID[jam.RoomID](ev.Room); err == nil {
+				// A failure leaves the rows for the next connect's
+				// reconciliation to retire.
+				if res, err := f.engine.RetireRoom(f.ctx, ws, key, room); err != nil {
+					f.log.Warn("retire room", "peer", key, "room", room, "err", err)
+				} else {
+					f.log.Info("room retired", "peer", key, "room", room, "queued", res.Queued, "spooled", res.Spooled, "binding", res.Binding)
+				}
+			}
 		case band.AgentState:
 			f.mu.Lock()
 			f.states[key] = ev.State

@@ -95,9 +95,12 @@ func (e *Engine) retryClaim(p *peerState, row store.QueueRow) {
 }
 
 // claim opens a processing attempt on Band and records it.
+// A local notice is claimed locally only: it never touches Band.
 func (e *Engine) claim(ctx context.Context, p *peerState, row store.QueueRow) error {
-	if _, err := p.rt.Agent.AgentProcessing(ctx, string(row.Room), string(row.MessageID)); err != nil {
-		return fmt.Errorf("claim %s: %w", row.MessageID, err)
+	if !row.MessageID.IsNotice() {
+		if _, err := p.rt.Agent.AgentProcessing(ctx, string(row.Room), string(row.MessageID)); err != nil {
+			return fmt.Errorf("claim %s: %w", row.MessageID, err)
+		}
 	}
 	if err := e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueClaimed, At: e.cfg.Now()}); err != nil {
 		return fmt.Errorf("record claim %s: %w", row.MessageID, err)

@@ -17,7 +17,7 @@ import (
 type Store interface {
 	SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, limit int) ([]store.SpoolEntry, error)
 	SpoolLanes(ctx context.Context) ([]store.Lane, error)
-	SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (store.QueueRow, error)
+	SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]store.SpoolMoved, error)
 	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
 	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.QueueRow, error)
 	QueueList(ctx context.Context, p store.QueueListParams) ([]store.QueueRow, error)
@@ -27,12 +27,15 @@ type Store interface {
 	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.ReplyIntent, error)
 	BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (store.Binding, error)
 	BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.Binding, error)
+	RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (store.RoomRetired, error)
+	RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error)
+	RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error)
 }
 
 // Spool is the durable landing of inbound messages.
 type Spool interface {
 	Push(ctx context.Context, e store.SpoolEntry) (seq int64, appended bool, err error)
-	Release(ws jam.WorkspaceID, peer jam.PeerKey, bytes int)
+	ReleaseN(ws jam.WorkspaceID, peer jam.PeerKey, n int, bytes int64)
 }
 
 // Sealer encrypts message bodies at rest.
@@ -94,6 +97,16 @@ const (
 	EventReplied        EventKind = "replied"
 	EventSettled        EventKind = "settled"
 	EventLaneFailed     EventKind = "lane_failed"
+	// EventDroppedRetired: a message of a retired room left the spool
+	// without being queued.
+	EventDroppedRetired EventKind = "dropped_retired"
+	// EventRoomRetired: a room was retired for a peer; its queued and
+	// spooled messages were removed locally.
+	EventRoomRetired EventKind = "room_retired"
+	// EventRoomRestored: a retired room was restored (the agent is back).
+	EventRoomRestored EventKind = "room_restored"
+	// EventNotice: a local notice was spooled.
+	EventNotice EventKind = "notice"
 )
 
 // Event reports one step of the pipeline.
@@ -104,7 +117,10 @@ type Event struct {
 	Room      jam.RoomID
 	MessageID jam.PlatformMessageID
 	Binding   jam.BindingID
-	Err       error
+	// Count is the number of messages an event about many concerns
+	// (room_retired: queued and spooled messages removed).
+	Count int
+	Err   error
 }
 
 // Config configures an Engine.
@@ -126,6 +142,8 @@ type Config struct {
 	RetryMin, RetryMax time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Minter mints local notice ids. Default a minter on the clock.
+	Minter *jam.Minter
 }
 
 func (c Config) withDefaults() Config {
@@ -149,6 +167,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Events == nil {
 		c.Events = func(Event) {}
+	}
+	if c.Minter == nil {
+		c.Minter = jam.NewMinter(nil, nil)
 	}
 	return c
 }

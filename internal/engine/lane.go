@@ -89,12 +89,8 @@ func (e *Engine) runLane(l store.Lane, ln *lane) {
 		ln.dirty = false
 		e.mu.Unlock()
 		entries, err := e.cfg.Store.SpoolNext(ctx, l.WorkspaceID, l.Peer, l.Room, laneBatch)
-		if err == nil {
-			for _, en := range entries {
-				if err = e.processEntry(ctx, en); err != nil {
-					break
-				}
-			}
+		if err == nil && len(entries) > 0 {
+			err = e.processBatch(ctx, entries)
 		}
 		if ctx.Err() != nil {
 			e.finishLane(ln)
@@ -137,9 +133,11 @@ func (e *Engine) finishLane(ln *lane) {
 // systemMarker matches content that is a system marker, "[system:…]".
 var systemMarker = regexp.MustCompile(`^\s*\[system:[^\]]*\]\s*$`)
 
-// processEntry routes one spooled entry. It holds one of the active-lane
-// slots while it works.
-func (e *Engine) processEntry(ctx context.Context, en store.SpoolEntry) error {
+// processBatch routes spooled entries of one lane, in order. Entries move
+// to the queue in one transaction per run of ordinary messages; a system
+// marker first flushes the run before it, so the lane's order holds. It
+// holds one of the active-lane slots while it works.
+func (e *Engine) processBatch(ctx context.Context, entries []store.SpoolEntry) error {
 	select {
 	case e.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -147,72 +145,107 @@ func (e *Engine) processEntry(ctx context.Context, en store.SpoolEntry) error {
 	}
 	defer func() { <-e.slots }()
 
-	p, err := e.peer(en.WorkspaceID, en.Peer)
+	en0 := entries[0]
+	p, err := e.peer(en0.WorkspaceID, en0.Peer)
 	if err != nil {
 		return err // the peer is not running yet; its lanes wait for it
 	}
-	raw, err := e.cfg.Sealer.Open(en.Sealed, aad(en.WorkspaceID, en.Peer, en.MessageID))
-	if err != nil {
-		return fmt.Errorf("open spool entry %d: %w", en.Seq, err)
+	var run []store.QueueRow
+	for _, en := range entries {
+		raw, err := e.cfg.Sealer.Open(en.Sealed, aad(en.WorkspaceID, en.Peer, en.MessageID))
+		if err != nil {
+			return errors.Join(e.moveRun(ctx, p, run), fmt.Errorf("open spool entry %d: %w", en.Seq, err))
+		}
+		var m protocol.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return errors.Join(e.moveRun(ctx, p, run), fmt.Errorf("decode spool entry %d: %w", en.Seq, err))
+		}
+		if !en.MessageID.IsNotice() && systemMarker.MatchString(m.Content) {
+			if err := e.moveRun(ctx, p, run); err != nil {
+				return err
+			}
+			run = run[:0]
+			if err := e.dropMarker(ctx, p, en); err != nil {
+				return err
+			}
+			continue
+		}
+		addressed := p.rt.OwnerUserID != "" && strings.Contains(m.Content, mention.Token(string(p.rt.OwnerUserID)))
+		m.Content = mention.Render(m.Content, p.lookup(ctx, string(en.Room)))
+		rendered, err := json.Marshal(m)
+		if err != nil {
+			return errors.Join(e.moveRun(ctx, p, run), err)
+		}
+		sender, _ := jam.ParseUUID[jam.IdentityID](m.SenderID)
+		run = append(run, store.QueueRow{
+			Seq: en.Seq, WorkspaceID: en.WorkspaceID, Peer: en.Peer, Room: en.Room, MessageID: en.MessageID,
+			SenderID: sender, AddressedToUser: addressed,
+			Sealed: e.cfg.Sealer.Seal(rendered, aad(en.WorkspaceID, en.Peer, en.MessageID)), State: store.QueueQueued,
+			ReceivedAt: en.ReceivedAt,
+		})
 	}
-	var m protocol.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("decode spool entry %d: %w", en.Seq, err)
-	}
-	base := Event{Workspace: en.WorkspaceID, Peer: en.Peer, Room: en.Room, MessageID: en.MessageID}
+	return e.moveRun(ctx, p, run)
+}
 
-	if systemMarker.MatchString(m.Content) {
-		if _, err := p.rt.Agent.AgentProcessing(ctx, string(en.Room), string(en.MessageID)); err != nil {
-			return fmt.Errorf("claim system marker %s: %w", en.MessageID, err)
-		}
-		if _, err := p.rt.Agent.AgentProcessed(ctx, string(en.Room), string(en.MessageID)); err != nil {
-			return fmt.Errorf("settle system marker %s: %w", en.MessageID, err)
-		}
-		if err := e.cfg.Store.SpoolDrop(ctx, en.Seq, e.cfg.Now()); err != nil && !errors.Is(err, jam.ErrNotFound) {
-			return err
-		}
-		e.cfg.Spool.Release(en.WorkspaceID, en.Peer, len(en.Sealed))
-		base.Kind = EventSystemMarker
-		e.emit(base)
-		return nil
+// dropMarker claims and settles a system marker on Band and drops it from
+// the spool; it is never queued.
+func (e *Engine) dropMarker(ctx context.Context, p *peerState, en store.SpoolEntry) error {
+	if _, err := p.rt.Agent.AgentProcessing(ctx, string(en.Room), string(en.MessageID)); err != nil {
+		return fmt.Errorf("claim system marker %s: %w", en.MessageID, err)
 	}
-
-	addressed := p.rt.OwnerUserID != "" && strings.Contains(m.Content, mention.Token(string(p.rt.OwnerUserID)))
-	m.Content = mention.Render(m.Content, p.lookup(ctx, string(en.Room)))
-	rendered, err := json.Marshal(m)
-	if err != nil {
+	if _, err := p.rt.Agent.AgentProcessed(ctx, string(en.Room), string(en.MessageID)); err != nil {
+		return fmt.Errorf("settle system marker %s: %w", en.MessageID, err)
+	}
+	if err := e.cfg.Store.SpoolDrop(ctx, en.Seq, e.cfg.Now()); err != nil && !errors.Is(err, jam.ErrNotFound) {
 		return err
 	}
-	sender, _ := jam.ParseUUID[jam.IdentityID](m.SenderID)
-	row, err := e.cfg.Store.SpoolMove(ctx, en.Seq, store.QueueRow{
-		WorkspaceID: en.WorkspaceID, Peer: en.Peer, Room: en.Room, MessageID: en.MessageID,
-		SenderID: sender, AddressedToUser: addressed,
-		Sealed: e.cfg.Sealer.Seal(rendered, aad(en.WorkspaceID, en.Peer, en.MessageID)), State: store.QueueQueued,
-		ReceivedAt: en.ReceivedAt,
-	})
-	if errors.Is(err, jam.ErrNotFound) {
-		return nil // already moved by an earlier attempt
+	e.cfg.Spool.ReleaseN(en.WorkspaceID, en.Peer, 1, int64(len(en.Sealed)))
+	e.emit(Event{Kind: EventSystemMarker, Workspace: en.WorkspaceID, Peer: en.Peer, Room: en.Room, MessageID: en.MessageID})
+	return nil
+}
+
+// moveRun moves a run of entries to the queue in one transaction, then
+// claims and delivers the routed ones in order.
+func (e *Engine) moveRun(ctx context.Context, p *peerState, run []store.QueueRow) error {
+	if len(run) == 0 {
+		return nil
 	}
+	moved, err := e.cfg.Store.SpoolMoveBatch(ctx, run)
 	if err != nil {
-		return fmt.Errorf("enqueue %s: %w", en.MessageID, err)
+		return fmt.Errorf("enqueue %d messages: %w", len(run), err)
 	}
-	e.cfg.Spool.Release(en.WorkspaceID, en.Peer, len(en.Sealed))
-	if row.Seq != en.Seq {
-		// Already queued by an earlier arrival (its own flow delivers it),
-		// or already settled (a zero row): nothing more to do.
-		base.Kind = EventDuplicate
-		e.emit(base)
-		return nil
+	var unrouted bool
+	for i, m := range moved {
+		r := run[i]
+		if m.Outcome != store.MoveMissing {
+			e.cfg.Spool.ReleaseN(r.WorkspaceID, r.Peer, 1, int64(m.SpoolBytes))
+		}
+		base := Event{Workspace: r.WorkspaceID, Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: m.Row.Binding}
+		switch m.Outcome {
+		case store.MoveMissing:
+			// Moved by an earlier attempt of this lane.
+		case store.MoveAlreadyQueued, store.MoveSettled:
+			// Queued by an earlier arrival (its own flow delivers it), or
+			// settled already: nothing more to do.
+			base.Kind = EventDuplicate
+			e.emit(base)
+		case store.MoveRetired:
+			base.Kind = EventDroppedRetired
+			e.emit(base)
+		case store.MoveQueued:
+			if m.Row.Binding == "" {
+				unrouted = true
+				base.Kind = EventQueuedUnrouted
+				e.emit(base)
+				continue
+			}
+			base.Kind = EventQueued
+			e.emit(base)
+			e.claimAndDeliver(ctx, p, m.Row)
+		}
 	}
-	base.Binding = row.Binding
-	if row.Binding == "" {
-		base.Kind = EventQueuedUnrouted
-		e.emit(base)
+	if unrouted {
 		e.wake.Notify()
-		return nil
 	}
-	base.Kind = EventQueued
-	e.emit(base)
-	e.claimAndDeliver(ctx, p, row)
 	return nil
 }

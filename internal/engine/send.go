@@ -20,6 +20,9 @@ type SendParams struct {
 	Text        string
 	// Recipients are explicit participant ids or handles.
 	Recipients []string
+	// Directed sends to the explicit Recipients only (a directed
+	// question): @handles in the text stay text and wake nobody.
+	Directed bool
 }
 
 // SendResult is what Send posted.
@@ -47,7 +50,9 @@ const resolveRetryDelay = 500 * time.Millisecond
 // handles resolved against the room, and from @handles in the text
 // resolved against the peer index, then the room. An ambiguous or unknown
 // handle stays literal with a warning; the agent never mentions itself;
-// a message that resolves to nobody is refused.
+// a message that resolves to nobody is refused. A Directed send (the
+// send_to_participants path) takes its recipients from the explicit list
+// alone.
 func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 	p, err := e.peer(sp.WorkspaceID, sp.Peer)
 	if err != nil {
@@ -55,6 +60,9 @@ func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 	}
 	if strings.TrimSpace(sp.Text) == "" {
 		return SendResult{}, fmt.Errorf("%w: message text is empty", jam.ErrInvalid)
+	}
+	if sp.Directed && len(sp.Recipients) == 0 {
+		return SendResult{}, fmt.Errorf("%w: a directed message names its recipients explicitly", ErrNoRecipient)
 	}
 	roster, err := p.rt.Agent.AgentParticipants(ctx, string(sp.Room))
 	if err != nil {
@@ -81,7 +89,10 @@ func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 		add(q.ID, handleOf(q), q.Name)
 	}
 
-	refs := handleRef.FindAllStringSubmatch(sp.Text, -1)
+	var refs [][]string
+	if !sp.Directed {
+		refs = handleRef.FindAllStringSubmatch(sp.Text, -1)
+	}
 	resolveText := func() (resolved int, unresolved []string) {
 		for _, m := range refs {
 			h := m[2]

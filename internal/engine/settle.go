@@ -43,13 +43,15 @@ func (e *Engine) row(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, m
 // settle marks a message processed on Band and only then removes the row.
 // Band accepts settlement only on an active attempt, so it re-claims first
 // unless the caller has just claimed (claimed).
+// A local notice is settled locally only.
 func (e *Engine) settle(ctx context.Context, p *peerState, row store.QueueRow, claimed bool) error {
 	room, msg := string(row.Room), string(row.MessageID)
 	var err error
-	if !claimed {
+	if !claimed && !row.MessageID.IsNotice() {
 		_, err = p.rt.Agent.AgentProcessing(ctx, room, msg)
 	}
 	switch {
+	case row.MessageID.IsNotice():
 	case err != nil && !alreadyProcessed(err):
 		return fmt.Errorf("settle %s: claim: %w", msg, err)
 	case err != nil:
@@ -101,6 +103,10 @@ type replyBody struct {
 	Mentions []protocol.Mention `json:"mentions"`
 }
 
+// ErrNoticeReply refuses a reply to a local notice: a notice never
+// reached Band, so there is nothing to reply to there; acknowledge it.
+var ErrNoticeReply = fmt.Errorf("%w: a local notice cannot be replied to; acknowledge it instead", jam.ErrInvalid)
+
 // ErrNoRecipient is returned when a reply or message resolves to nobody.
 var ErrNoRecipient = fmt.Errorf("%w: no recipient", jam.ErrInvalid)
 
@@ -109,6 +115,9 @@ var ErrNoRecipient = fmt.Errorf("%w: no recipient", jam.ErrInvalid)
 // resumes the intent and checks the room for parts already posted, so no
 // part is posted twice.
 func (e *Engine) Reply(ctx context.Context, rp ReplyParams) (ReplyResult, error) {
+	if rp.MessageID.IsNotice() {
+		return ReplyResult{}, fmt.Errorf("reply %s: %w", rp.MessageID, ErrNoticeReply)
+	}
 	p, row, err := e.row(ctx, rp.WorkspaceID, rp.Peer, rp.MessageID)
 	if err != nil {
 		return ReplyResult{}, err

@@ -182,13 +182,18 @@ func (b *broker) closeIdentity(id string, code websocket.StatusCode, reason stri
 }
 
 // closeAll closes every socket and refuses new ones.
-func (b *broker) closeAll(code websocket.StatusCode, reason string) {
+// closeAll starts the close handshake of every socket and refuses new
+// ones; it returns the sockets so the caller can wait for their writers.
+func (b *broker) closeAll(code websocket.StatusCode, reason string) []*socket {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	out := make([]*socket, 0, len(b.sockets))
 	for s := range b.sockets {
 		s.close(code, reason)
+		out = append(out, s)
 	}
+	return out
 }
 
 func mustJSON(v any) json.RawMessage {

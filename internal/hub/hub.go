@@ -214,7 +214,16 @@ func (h *Hub) Stop(ctx context.Context) error {
 	h.trackMu.Lock()
 	h.closing = true
 	h.trackMu.Unlock()
-	h.broker.closeAll(websocket.StatusServiceRestart, "hub stopping")
+	// Each socket's writer sends the close frame and waits for the
+	// handshake; the base context is cancelled only after that (or when
+	// ctx ends), because cancelling it tears the connections down at once
+	// and a client would see a drop instead of 1012.
+	for _, s := range h.broker.closeAll(websocket.StatusServiceRestart, "hub stopping") {
+		select {
+		case <-s.writerDone:
+		case <-ctx.Done():
+		}
+	}
 
 	var errs []error
 	if err := srv.Shutdown(ctx); err != nil {

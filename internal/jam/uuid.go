@@ -65,6 +65,19 @@ func unmarshalUUID[T UUID](dst *T, text []byte) error {
 	return nil
 }
 
-func (id *IdentityID) UnmarshalText(b []byte) error        { return unmarshalUUID(id, b) }
-func (id *RoomID) UnmarshalText(b []byte) error            { return unmarshalUUID(id, b) }
-func (id *PlatformMessageID) UnmarshalText(b []byte) error { return unmarshalUUID(id, b) }
+func (id *IdentityID) UnmarshalText(b []byte) error { return unmarshalUUID(id, b) }
+func (id *RoomID) UnmarshalText(b []byte) error     { return unmarshalUUID(id, b) }
+
+// UnmarshalText accepts a Band message UUID or a local notice id.
+func (id *PlatformMessageID) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*id = ""
+		return nil
+	}
+	v, err := ParseMessageID(string(b))
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}

@@ -63,3 +63,42 @@ func FuzzParseUUID(f *testing.F) {
 		}
 	})
 }
+
+func TestParseMessageID(t *testing.T) {
+	t.Parallel()
+	m := jam.NewMinter(nil, nil)
+	notice := jam.NoticeID(jam.New[jam.MessageID](m))
+	tests := []struct {
+		name    string
+		in      string
+		want    jam.PlatformMessageID
+		notice  bool
+		wantErr string
+	}{
+		{name: "uuid folds case", in: "0F8FAD5B-D9CB-469F-A165-70867728950E", want: "0f8fad5b-d9cb-469f-a165-70867728950e"},
+		{name: "notice", in: string(notice), want: notice, notice: true},
+		{name: "notice without body", in: jam.NoticePrefix, wantErr: "notice id"},
+		{name: "notice with a uuid body", in: jam.NoticePrefix + "0f8fad5b-d9cb-469f-a165-70867728950e", wantErr: "notice id"},
+		{name: "notice prefix in capitals", in: "JAM-NOTICE:" + string(jam.New[jam.MessageID](m)), wantErr: "not a UUID"},
+		{name: "empty", in: "", wantErr: "not a UUID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := jam.ParseMessageID(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, jam.ErrInvalid) {
+					t.Fatalf("jam.ParseMessageID(%q) = %q, %v; want an invalid-argument error containing %q", tt.in, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want || got.IsNotice() != tt.notice {
+				t.Fatalf("jam.ParseMessageID(%q) = %q (notice %v), %v; want %q (notice %v)", tt.in, got, got.IsNotice(), err, tt.want, tt.notice)
+			}
+			var u jam.PlatformMessageID
+			if err := u.UnmarshalText([]byte(tt.in)); err != nil || u != tt.want {
+				t.Fatalf("UnmarshalText(%q) = %q, %v", tt.in, u, err)
+			}
+		})
+	}
+}

@@ -231,10 +231,10 @@ func (s *Spool) Push(ctx context.Context, e store.SpoolEntry) (seq int64, append
 	select {
 	case s.reqs <- req:
 	case <-s.stopping:
-		s.release(req.key, size)
+		s.release(req.key, 1, size)
 		return 0, false, fmt.Errorf("spool push %s: %w", e.MessageID, jam.ErrStopping)
 	case <-ctx.Done():
-		s.release(req.key, size)
+		s.release(req.key, 1, size)
 		return 0, false, fmt.Errorf("spool push %s: %w", e.MessageID, ctx.Err())
 	}
 	// The writer answers every request it took, so this only waits as long
@@ -262,7 +262,7 @@ func validateEntry(e store.SpoolEntry) error {
 	if _, err := jam.ParseUUID[jam.RoomID](string(e.Room)); err != nil {
 		return err
 	}
-	if _, err := jam.ParseUUID[jam.PlatformMessageID](string(e.MessageID)); err != nil {
+	if _, err := jam.ParseMessageID(string(e.MessageID)); err != nil {
 		return err
 	}
 	if len(e.Sealed) == 0 {
@@ -323,17 +323,26 @@ func (s *Spool) reserve(ctx context.Context, k peerKey, size int64) error {
 // the spool (moved to the queue or dropped), and wakes pushes waiting for
 // room in that peer's bounds.
 func (s *Spool) Release(ws jam.WorkspaceID, peer jam.PeerKey, bytes int) {
-	s.release(peerKey{ws, peer}, int64(bytes))
+	s.release(peerKey{ws, peer}, 1, int64(bytes))
 }
 
-func (s *Spool) release(k peerKey, size int64) {
+// ReleaseN is Release for n entries of bytes sealed bytes in total (a
+// retired room's entries, deleted together). ReleaseN with n = 0 does
+// nothing.
+func (s *Spool) ReleaseN(ws jam.WorkspaceID, peer jam.PeerKey, n int, bytes int64) {
+	if n > 0 {
+		s.release(peerKey{ws, peer}, n, bytes)
+	}
+}
+
+func (s *Spool) release(k peerKey, n int, size int64) {
 	s.mu.Lock()
 	u := s.usage[k]
 	var short bool
 	if u == nil {
 		short = true
 	} else {
-		u.entries--
+		u.entries -= n
 		u.bytes -= size
 		if u.entries < 0 || u.bytes < 0 {
 			// More released than reserved: a caller bug. Clamp, so the
@@ -451,10 +460,10 @@ func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.Sp
 	for i, r := range batch {
 		switch {
 		case err != nil:
-			s.release(r.key, int64(len(r.entry.Sealed)))
+			s.release(r.key, 1, int64(len(r.entry.Sealed)))
 			r.done <- result{err: fmt.Errorf("spool push %s: %w", r.entry.MessageID, err)}
 		case !res.Appended[i]:
-			s.release(r.key, int64(len(r.entry.Sealed)))
+			s.release(r.key, 1, int64(len(r.entry.Sealed)))
 			r.done <- result{}
 		default:
 			r.done <- result{seq: res.Seqs[i], appended: true}

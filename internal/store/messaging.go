@@ -60,6 +60,11 @@ type Messaging interface {
 	// or in neither. The row goes to the binding that owns (peer, room) at
 	// that moment, read in the same transaction, or to the unrouted bucket.
 	SpoolMove(ctx context.Context, seq int64, row QueueRow) (QueueRow, error)
+	// SpoolMoveBatch moves several spool entries to the queue in one
+	// transaction, each exactly as SpoolMove would; rows[i].Seq names the
+	// entry. An entry that is gone yields MoveMissing instead of an error,
+	// so one stale entry never fails its batch-mates.
+	SpoolMoveBatch(ctx context.Context, rows []QueueRow) ([]SpoolMoved, error)
 	// SpoolDrop deletes a spool entry that is consumed without queueing (a
 	// system marker), recording the message as settled.
 	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
@@ -77,6 +82,19 @@ type Messaging interface {
 	// QueuePruneUnrouted deletes unrouted rows older than before, then
 	// keeps only the newest keep rows per peer; it returns how many went.
 	QueuePruneUnrouted(ctx context.Context, before time.Time, keep int) (int, error)
+
+	// RoomRetire retires a room for a peer (the agent left it, or it was
+	// deleted): in one transaction it records the retirement and deletes
+	// the room's spooled entries, queued rows (routed and unrouted) and
+	// binding, without any remote write. A retired room's messages that
+	// arrive later are dropped when they leave the spool. Retiring a room
+	// twice is harmless.
+	RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (RoomRetired, error)
+	// RoomRestore lifts a retirement (the agent was added to the room
+	// again); it reports whether the room was retired.
+	RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error)
+	// RoomRetiredList returns the peer's retired rooms.
+	RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error)
 
 	// ReplyIntentPut records (or advances) a reply before and while it is
 	// posted, so a crash between posting and settling never posts twice.
@@ -170,6 +188,46 @@ type SpoolUsage struct {
 	Peer        jam.PeerKey
 	Entries     int
 	Bytes       int64
+}
+
+// SpoolMoveOutcome says what SpoolMoveBatch did with one entry.
+type SpoolMoveOutcome string
+
+// Outcomes of a spool move.
+const (
+	// MoveQueued: the entry became a queue row (routed or unrouted).
+	MoveQueued SpoolMoveOutcome = "queued"
+	// MoveAlreadyQueued: the message was queued by an earlier arrival; the
+	// entry was deleted and Row is the existing row.
+	MoveAlreadyQueued SpoolMoveOutcome = "already_queued"
+	// MoveSettled: the message was settled already; the entry was deleted.
+	MoveSettled SpoolMoveOutcome = "settled"
+	// MoveRetired: the room is retired for the peer; the entry was deleted.
+	MoveRetired SpoolMoveOutcome = "retired"
+	// MoveMissing: no such entry (moved or dropped before).
+	MoveMissing SpoolMoveOutcome = "missing"
+)
+
+// SpoolMoved is the result of one entry of SpoolMoveBatch.
+type SpoolMoved struct {
+	Outcome SpoolMoveOutcome
+	// Row is the new row (MoveQueued) or the existing one
+	// (MoveAlreadyQueued); zero otherwise.
+	Row QueueRow
+	// SpoolBytes is the size of the deleted entry's sealed content, for
+	// releasing spool budget; zero for MoveMissing.
+	SpoolBytes int
+}
+
+// RoomRetired counts what RoomRetire deleted.
+type RoomRetired struct {
+	// Spooled entries deleted, and their sealed bytes.
+	Spooled      int
+	SpooledBytes int64
+	// Queued rows deleted.
+	Queued int
+	// Binding is the binding that owned the room, if any.
+	Binding jam.BindingID
 }
 
 // Queue states.

@@ -128,6 +128,13 @@ func (c *Client) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
 	return c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/messages/%s/ack", msg), body: r}, nil)
 }
 
+// Notice queues a local notice for an agent in a room.
+func (c *Client) Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error) {
+	var out wire.NoticeResult
+	err := c.do(ctx, request{method: http.MethodPost, path: "/v1/notices", body: r}, &out)
+	return out, err
+}
+
 // Send posts a new message to a room.
 func (c *Client) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {
 	var out wire.SendResult

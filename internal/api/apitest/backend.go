@@ -30,6 +30,7 @@ type Backend struct {
 	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
 	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
 	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
+	NoticeFunc     func(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error)
 }
 
 // ErrUnset is what a method whose function field is nil returns.
@@ -132,6 +133,13 @@ func (f Backend) Ack(ctx context.Context, msg string, r wire.AckRequest) error {
 		return ErrUnset
 	}
 	return f.AckFunc(ctx, msg, r)
+}
+
+func (f Backend) Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error) {
+	if f.NoticeFunc == nil {
+		return wire.NoticeResult{}, ErrUnset
+	}
+	return f.NoticeFunc(ctx, r)
 }
 
 func (f Backend) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error) {

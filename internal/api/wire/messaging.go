@@ -137,6 +137,22 @@ type SendRequest struct {
 	Room       string   `json:"room"`
 	Text       string   `json:"text"`
 	Recipients []string `json:"recipients,omitempty"`
+	// Directed mentions the Recipients only: @handles in the text stay
+	// text and wake nobody (a directed question).
+	Directed bool `json:"directed,omitempty"`
+}
+
+// NoticeRequest is the body of POST /v1/notices: a local notice queued for
+// an agent in a room, delivered like a message but never sent to Band.
+type NoticeRequest struct {
+	Agent string `json:"agent,omitempty"`
+	Room  string `json:"room"`
+	Text  string `json:"text"`
+}
+
+// NoticeResult is the answer to a notice: its id ("jam-notice:…").
+type NoticeResult struct {
+	ID string `json:"id"`
 }
 
 // SendResult is the answer to a send.

@@ -35,6 +35,12 @@ func parseUUID[T jam.UUID](v T) (T, error) {
 	return jam.ParseUUID[T](string(v))
 }
 
+// parseMessageID returns the canonical form of a required queued message
+// id: a Band UUID or a local notice id.
+func parseMessageID(v jam.PlatformMessageID) (jam.PlatformMessageID, error) {
+	return jam.ParseMessageID(string(v))
+}
+
 // validateSealed rejects an empty sealed blob: the store only ever holds
 // sealed material, and sealing never yields zero bytes.
 func validateSealed(field string, b []byte) error {

@@ -64,10 +64,15 @@ AND (workspace_id, profile, scope, message_id) IN (
 
 // insertQueueRow inserts r inside tx.
 func insertQueueRow(ctx context.Context, tx *sql.Tx, r store.QueueRow) error {
-	_, err := tx.ExecContext(ctx, queueInsert, r.WorkspaceID, r.Peer.Profile, r.Peer.Scope, r.MessageID, r.Seq,
-		r.Room, r.Binding, r.SenderID, r.AddressedToUser, r.Sealed, r.State, r.Attempts,
-		r.ReceivedAt.UnixMicro(), toNullMicros(r.ClaimedAt), toNullMicros(r.DeliveredAt))
+	_, err := tx.ExecContext(ctx, queueInsert, queueRowArgs(r)...)
 	return err
+}
+
+// queueRowArgs are the arguments of queueInsert for r.
+func queueRowArgs(r store.QueueRow) []any {
+	return []any{r.WorkspaceID, r.Peer.Profile, r.Peer.Scope, r.MessageID, r.Seq,
+		r.Room, r.Binding, r.SenderID, r.AddressedToUser, r.Sealed, r.State, r.Attempts,
+		r.ReceivedAt.UnixMicro(), toNullMicros(r.ClaimedAt), toNullMicros(r.DeliveredAt)}
 }
 
 // QueueGet implements [store.Messaging].
@@ -92,7 +97,7 @@ func validateMessageKey(ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMes
 	if err := validateScope(ws, key); err != nil {
 		return msg, err
 	}
-	return parseUUID(msg)
+	return parseMessageID(msg)
 }
 
 // QueueList implements [store.Messaging]. The selection is, in order of

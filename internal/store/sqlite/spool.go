@@ -52,6 +52,17 @@ GROUP BY workspace_id, profile, scope ORDER BY workspace_id, profile, scope`
 	spoolSelectSeq     = `SELECT ` + spoolColumns + ` FROM spool WHERE seq = ?`
 	spoolSelectSeqOfWS = `SELECT ` + spoolColumns + ` FROM spool WHERE seq = ? AND workspace_id = ?`
 	spoolDeleteSeq     = `DELETE FROM spool WHERE seq = ?`
+	// A move takes the entry out of the spool and reads it in one
+	// statement; a mismatch found afterwards rolls the transaction back.
+	spoolTakeSeqOfWS = `DELETE FROM spool WHERE seq = ? AND workspace_id = ? RETURNING ` + spoolColumns
+	// spoolMoveProbe answers, for one entry, every question the move asks
+	// before inserting: is the message queued, is it settled, is its room
+	// retired for the peer, and which binding owns the room ('' if none).
+	spoolMoveProbe = `SELECT
+  EXISTS (SELECT 1 FROM queue WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4),
+  EXISTS (SELECT 1 FROM settled WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4),
+  EXISTS (SELECT 1 FROM retired_rooms WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND room_id = ?5),
+  COALESCE((SELECT id FROM bindings WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND room_id = ?5), '')`
 )
 
 // SpoolAppend implements [store.Messaging]. Every entry is validated before
@@ -201,7 +212,7 @@ func validateSpoolEntry(e store.SpoolEntry) (store.SpoolEntry, error) {
 	if e.Room, err = parseUUID(e.Room); err != nil {
 		return e, err
 	}
-	if e.MessageID, err = parseUUID(e.MessageID); err != nil {
+	if e.MessageID, err = parseMessageID(e.MessageID); err != nil {
 		return e, err
 	}
 	if err := validateSealed("sealed message", e.Sealed); err != nil {
@@ -276,62 +287,129 @@ func (s *Store) SpoolUsage(ctx context.Context) ([]store.SpoolUsage, error) {
 //
 // If the message is already queued for the peer, the entry is deleted and
 // the existing row returned unchanged (its Seq differs from seq); if it is
-// already settled, the entry is deleted and a zero QueueRow returned.
+// already settled, or its room is retired for the peer, the entry is
+// deleted and a zero QueueRow returned.
 func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (store.QueueRow, error) {
 	row, err := validateSpoolMove(seq, row)
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
-	var out store.QueueRow
+	if err := s.moveStmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
+		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
+	}
+	var out store.SpoolMoved
 	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		e, err := scanSpoolEntry(tx.QueryRowContext(ctx, spoolSelectSeqOfWS, seq, row.WorkspaceID))
-		if errors.Is(err, sql.ErrNoRows) {
+		out, err = s.spoolMoveOne(ctx, tx, seq, row)
+		if err == nil && out.Outcome == store.MoveMissing {
 			return jam.ErrNotFound
 		}
-		if err != nil {
-			return err
-		}
-		if err := matchSpoolEntry(e, row); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, spoolDeleteSeq, seq); err != nil {
-			return err
-		}
-		existing, err := scanQueueRow(tx.QueryRowContext(ctx, queueSelect, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return err
-		default:
-			out = existing
-			return nil
-		}
-		settled, err := isSettled(ctx, tx, e.WorkspaceID, e.Peer, e.MessageID)
-		if err != nil || settled {
-			return err
-		}
-		out = store.QueueRow{
-			Seq:             e.Seq,
-			WorkspaceID:     e.WorkspaceID,
-			Peer:            e.Peer,
-			Room:            e.Room,
-			MessageID:       e.MessageID,
-			SenderID:        row.SenderID,
-			AddressedToUser: row.AddressedToUser,
-			Sealed:          row.Sealed,
-			State:           store.QueueQueued,
-			ReceivedAt:      e.ReceivedAt,
-		}
-		err = tx.QueryRowContext(ctx, bindingSelectIDOfRoom, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.Room).Scan(&out.Binding)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		return insertQueueRow(ctx, tx, out)
+		return err
 	})
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
+	return out.Row, nil
+}
+
+// SpoolMoveBatch implements [store.Messaging]. Every row is validated
+// before the transaction starts; an invalid one fails the batch with
+// jam.ErrInvalid and moves nothing.
+func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]store.SpoolMoved, error) {
+	valid := make([]store.QueueRow, len(rows))
+	for i, r := range rows {
+		v, err := validateSpoolMove(r.Seq, r)
+		if err != nil {
+			return nil, fmt.Errorf("spool move %d: %w", r.Seq, err)
+		}
+		valid[i] = v
+	}
+	if err := s.moveStmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
+		return nil, fmt.Errorf("spool move: %w", err)
+	}
+	out := make([]store.SpoolMoved, len(rows))
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		for i, r := range valid {
+			m, err := s.spoolMoveOne(ctx, tx, r.Seq, r)
+			if err != nil {
+				return fmt.Errorf("spool move %d: %w", r.Seq, err)
+			}
+			out[i] = m
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// spoolMoveQueries are the statements spoolMoveOne runs prepared.
+var spoolMoveQueries = []string{spoolTakeSeqOfWS, spoolMoveProbe, queueInsert}
+
+// spoolMoveOne moves one entry inside tx; see SpoolMove. It runs three
+// prepared statements per entry: take the entry, probe, insert.
+func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row store.QueueRow) (store.SpoolMoved, error) {
+	take, err := s.moveStmts.inTx(ctx, tx, spoolTakeSeqOfWS)
+	if err != nil {
+		return store.SpoolMoved{}, err
+	}
+	e, err := scanSpoolEntry(take.QueryRowContext(ctx, seq, row.WorkspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.SpoolMoved{Outcome: store.MoveMissing}, nil
+	}
+	if err != nil {
+		return store.SpoolMoved{}, err
+	}
+	if err := matchSpoolEntry(e, row); err != nil {
+		return store.SpoolMoved{}, err // the caller's rollback puts the entry back
+	}
+	moved := store.SpoolMoved{SpoolBytes: len(e.Sealed)}
+	probe, err := s.moveStmts.inTx(ctx, tx, spoolMoveProbe)
+	if err != nil {
+		return store.SpoolMoved{}, err
+	}
+	var queued, settled, retired bool
+	var binding jam.BindingID
+	if err := probe.QueryRowContext(ctx, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID, e.Room).Scan(&queued, &settled, &retired, &binding); err != nil {
+		return store.SpoolMoved{}, err
+	}
+	switch {
+	case queued:
+		existing, err := scanQueueRow(tx.QueryRowContext(ctx, queueSelect, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID))
+		if err != nil {
+			return store.SpoolMoved{}, err
+		}
+		moved.Outcome, moved.Row = store.MoveAlreadyQueued, existing
+		return moved, nil
+	case settled:
+		moved.Outcome = store.MoveSettled
+		return moved, nil
+	case retired:
+		moved.Outcome = store.MoveRetired
+		return moved, nil
+	}
+	out := store.QueueRow{
+		Seq:             e.Seq,
+		WorkspaceID:     e.WorkspaceID,
+		Peer:            e.Peer,
+		Room:            e.Room,
+		MessageID:       e.MessageID,
+		Binding:         binding,
+		SenderID:        row.SenderID,
+		AddressedToUser: row.AddressedToUser,
+		Sealed:          row.Sealed,
+		State:           store.QueueQueued,
+		ReceivedAt:      e.ReceivedAt,
+	}
+	insert, err := s.moveStmts.inTx(ctx, tx, queueInsert)
+	if err != nil {
+		return store.SpoolMoved{}, err
+	}
+	if _, err := insert.ExecContext(ctx, queueRowArgs(out)...); err != nil {
+		return store.SpoolMoved{}, err
+	}
+	moved.Outcome, moved.Row = store.MoveQueued, out
+	return moved, nil
 }
 
 // validateSpoolMove checks the inputs of SpoolMove and returns row with
@@ -355,7 +433,7 @@ func validateSpoolMove(seq int64, row store.QueueRow) (store.QueueRow, error) {
 		}
 	}
 	if row.MessageID != "" {
-		if row.MessageID, err = parseUUID(row.MessageID); err != nil {
+		if row.MessageID, err = parseMessageID(row.MessageID); err != nil {
 			return row, err
 		}
 	}

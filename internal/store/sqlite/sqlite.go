@@ -90,6 +90,7 @@ type Store struct {
 	ckpt   *sql.DB // one connection; WAL checkpoints only
 
 	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
+	moveStmts    stmtCache        // prepared on the writer; see spool.go
 
 	truncateBytes int64
 	stopCkpt      context.CancelFunc
@@ -221,6 +222,7 @@ func (s *Store) Close() error {
 			s.checkpoint(context.Background(), true),
 			s.ckpt.Close(),
 			s.spoolInserts.close(),
+			s.moveStmts.close(),
 			s.writer.Close(),
 		)
 		if err != nil {

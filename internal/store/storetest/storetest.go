@@ -388,6 +388,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	exerciseMessaging(t, open)
+	exerciseRetirement(t, open)
 }
 
 func ensureErr(ctx context.Context, st store.Store, p store.WorkspaceEnsureParams) error {
