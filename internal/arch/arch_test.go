@@ -49,6 +49,7 @@ var layers = map[string]layer{
 	"internal/store/...":     persistence,
 	"internal/spool":         domain,
 	"internal/engine":        domain,
+	"internal/working":       domain,
 	"internal/band":          adapter,
 	"internal/hub":           adapter,
 	"internal/hub/...":       adapter,

@@ -54,6 +54,8 @@ type Agent interface {
 	// AgentSent returns the messages the agent posted in room since the
 	// given time, oldest first.
 	AgentSent(ctx context.Context, room string, since time.Time) ([]protocol.Message, error)
+	// AgentActivity reports the agent's working indicator in room.
+	AgentActivity(ctx context.Context, room string, working bool) error
 }
 
 // Deliverer hands a queued message to its session. It must return quickly:
@@ -144,6 +146,10 @@ type Config struct {
 	Now func() time.Time
 	// Minter mints local notice ids. Default a minter on the clock.
 	Minter *jam.Minter
+	// NoActivity turns off the working indicator of attached agents.
+	NoActivity bool
+	// ActivityInterval is the indicator's refresh interval; default 3s.
+	ActivityInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -198,6 +204,7 @@ type Engine struct {
 	started bool                   // guarded by mu
 
 	wake *broadcaster
+	act  *activity
 }
 
 type peerRef struct {
@@ -211,7 +218,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{
+	e := &Engine{
 		cfg:   cfg,
 		log:   cfg.Logger.With("component", "engine"),
 		slots: make(chan struct{}, cfg.MaxActiveLanes),
@@ -219,7 +226,9 @@ func New(cfg Config) (*Engine, error) {
 		peers: map[peerRef]*peerState{},
 		lanes: map[store.Lane]*lane{},
 		wake:  newBroadcaster(),
-	}, nil
+	}
+	e.act = newActivity(e)
+	return e, nil
 }
 
 // Start recovers spooled lanes and redelivers queued messages of every
@@ -266,6 +275,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	cancel(jam.ErrStopping)
 	// Every lane and retry does its I/O under e.ctx, so they end promptly.
 	e.wg.Wait()
+	e.act.close()
 	return nil
 }
 

@@ -32,6 +32,8 @@ type fakeAgent struct {
 	SendF       func(room, content string) (string, error)
 	Roster      []protocol.Participant
 	Sent        []protocol.Message
+	// Activity, when set, receives every activity report.
+	Activity chan bool
 }
 
 func (f *fakeAgent) record(s string) {
@@ -74,6 +76,13 @@ func (f *fakeAgent) AgentParticipants(context.Context, string) ([]protocol.Parti
 	return f.Roster, nil
 }
 func (f *fakeAgent) AgentPeers(context.Context) ([]protocol.Peer, error) { return nil, nil }
+func (f *fakeAgent) AgentActivity(_ context.Context, _ string, working bool) error {
+	f.record(fmt.Sprintf("activity %v", working))
+	if f.Activity != nil {
+		f.Activity <- working
+	}
+	return nil
+}
 func (f *fakeAgent) AgentSent(context.Context, string, time.Time) ([]protocol.Message, error) {
 	return f.Sent, nil
 }

@@ -34,7 +34,9 @@ type InboxParams struct {
 	Limit       int
 }
 
-// Inbox lists queued messages oldest first, opened for reading.
+// Inbox lists queued messages oldest first, opened for reading. Taking
+// routed messages from the inbox opens the agent's working indicator in
+// their rooms until they are settled.
 func (e *Engine) Inbox(ctx context.Context, p InboxParams) ([]InboxItem, error) {
 	rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: p.WorkspaceID, Peer: p.Peer, Room: p.Room, Unrouted: p.Unrouted, Limit: p.Limit})
 	if err != nil {
@@ -58,6 +60,9 @@ func (e *Engine) Inbox(ctx context.Context, p InboxParams) ([]InboxItem, error) 
 		out = append(out, InboxItem{Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
 			SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt})
 	}
+	// The agent has taken these messages: it is working in their rooms
+	// until it settles them.
+	e.act.taken(p.WorkspaceID, out)
 	return out, nil
 }
 

@@ -24,6 +24,7 @@ func (e *Engine) RetireRoom(ctx context.Context, ws jam.WorkspaceID, key jam.Pee
 		return res, err
 	}
 	e.cfg.Spool.ReleaseN(ws, key, res.Spooled, res.SpooledBytes)
+	e.act.released(ws, key, room, "", true)
 	e.emit(Event{Kind: EventRoomRetired, Workspace: ws, Peer: key, Room: room, Binding: res.Binding, Count: res.Queued + res.Spooled})
 	e.wake.Notify()
 	return res, nil

@@ -144,3 +144,53 @@ func TestEngine_directedSendWakesOnlyExplicitRecipients(t *testing.T) {
 	_, err = b.eng.Send(t.Context(), SendParams{WorkspaceID: b.ws, Peer: b.peer, Room: b.room, Text: "@reviewer?", Directed: true})
 	require.ErrorIs(t, err, ErrNoRecipient)
 }
+
+// TestEngine_attachedActivityFollowsTakenMessages: taking messages from
+// the inbox opens the working indicator of their room; it closes when the
+// last one taken is settled, not before.
+func TestEngine_attachedActivityFollowsTakenMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	ctx := t.Context()
+	b.agent.Activity = make(chan bool, 16)
+	first, second := b.inbound(t, 1, "one"), b.inbound(t, 2, "two")
+	b.waitEvent(t, EventDelivered, first)
+	b.waitEvent(t, EventDelivered, second)
+	select {
+	case w := <-b.agent.Activity:
+		t.Fatalf("activity %v before the agent took anything", w)
+	default:
+	}
+	items, err := b.eng.Wait(ctx, InboxParams{WorkspaceID: b.ws})
+	require.NoError(t, err)
+	require.Len(t, items, 2)
+	require.True(t, <-b.agent.Activity, "taking messages opens the indicator")
+
+	require.NoError(t, b.eng.Ack(ctx, b.ws, b.peer, jam.PlatformMessageID(first)))
+	_, err = b.eng.Reply(ctx, ReplyParams{WorkspaceID: b.ws, Peer: b.peer, MessageID: jam.PlatformMessageID(second), Text: "done"})
+	require.NoError(t, err)
+	// Refreshes may come meanwhile (the interval is 3 s); the clear comes
+	// once, after the last settlement.
+	for w := range b.agent.Activity {
+		if !w {
+			break
+		}
+	}
+	calls := b.agent.Calls()
+	last := -1
+	for i, c := range calls {
+		if c == "activity false" {
+			last = i
+		}
+	}
+	require.Greater(t, last, indexOf(calls, "processed "+second), "cleared after the last settlement: %v", calls)
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}

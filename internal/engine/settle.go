@@ -66,6 +66,7 @@ func (e *Engine) settle(ctx context.Context, p *peerState, row store.QueueRow, c
 		// answered by Band without harm.
 		return fmt.Errorf("settle %s locally: %w", msg, err)
 	}
+	e.act.released(row.WorkspaceID, row.Peer, row.Room, row.MessageID, false)
 	e.emit(Event{Kind: EventSettled, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding})
 	e.wake.Notify()
 	return nil
