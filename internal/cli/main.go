@@ -18,6 +18,8 @@ type RunDaemonFunc func(ctx context.Context, cfg config.Config, io *IOStreams) e
 type Deps struct {
 	RunDaemon RunDaemonFunc
 	RunHub    RunHubFunc
+	// RunDemoAgent serves "jam demo-agent"; nil in binaries without it.
+	RunDemoAgent RunDemoAgentFunc
 	// Env looks up environment variables; os.LookupEnv when nil.
 	Env config.Env
 }
@@ -108,6 +110,7 @@ directory.`,
 		newAckCmd(io, deps, nil),
 		newSendCmd(io, deps, nil),
 		newNoticeCmd(io, deps, nil),
+		newDemoAgentCmd(io, deps, nil),
 	)
 	return root
 }

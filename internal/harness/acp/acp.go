@@ -1,0 +1,467 @@
+// Package acp drives an agent that speaks the Agent Client Protocol (ACP,
+// protocol version 1) as a child process: JSON-RPC 2.0, one message per
+// line, on the child's stdio.
+//
+// An Agent is one agent process (the runtime host of an executor lease).
+// It may hold several sessions, each with its own working directory; the
+// file requests the agent makes (fs/read_text_file, fs/write_text_file)
+// are served inside the requesting session's directory only, and its
+// permission requests are answered by the configured Policy, choosing the
+// offered option by kind. Stop ends the whole process group: stdin is
+// closed, then SIGTERM, then SIGKILL.
+package acp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// ManifestVersion versions the capability manifest below.
+const ManifestVersion = 1
+
+// Manifest says what a harness can do with the agent behind it.
+type Manifest struct {
+	Harness string `json:"harness"`
+	Version int    `json:"version"`
+	Agent   string `json:"agent,omitempty"`
+	// Steer: input can reach a running turn. ACP has no such method, so
+	// steering messages queue for the next turn.
+	Steer bool `json:"steer"`
+	// Resume: a session survives a new process (session/load).
+	Resume bool `json:"resume"`
+	// Cancel: a running turn can be cancelled (session/cancel).
+	Cancel bool `json:"cancel"`
+	// Images: prompts may carry images.
+	Images bool `json:"images"`
+}
+
+// Policy answers permission requests.
+type Policy string
+
+// Policies.
+const (
+	// PolicyAllow allows each request once (allow_once, else
+	// allow_always).
+	PolicyAllow Policy = "allow"
+	// PolicyReject rejects each request once (reject_once, else
+	// reject_always).
+	PolicyReject Policy = "reject"
+)
+
+// ParsePolicy parses a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case PolicyAllow, PolicyReject:
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: permission policy %q (want allow or reject)", jam.ErrInvalid, s)
+}
+
+// Update is one streamed session/update.
+type Update struct {
+	SessionID string
+	SessionUpdate
+	// Raw is the update object as the agent sent it.
+	Raw json.RawMessage
+}
+
+// Config configures an Agent.
+type Config struct {
+	// Command is the agent's argv. Required.
+	Command []string
+	// Dir is the process's working directory.
+	Dir string
+	// Env is the process environment; nil inherits jamd's.
+	Env []string
+	// Policy answers permission requests. Default PolicyReject.
+	Policy Policy
+	// OnUpdate receives every session/update, in order; it must not
+	// block for long. Optional.
+	OnUpdate func(Update)
+	// Logger receives the agent's stderr and protocol trouble. Required.
+	Logger *slog.Logger
+	// StopGrace is how long Stop waits after closing stdin and after
+	// SIGTERM. Default 2s.
+	StopGrace time.Duration
+	// InitTimeout bounds the handshake. Default 30s.
+	InitTimeout time.Duration
+}
+
+// Agent is one running ACP agent process.
+type Agent struct {
+	cfg  Config
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	conn *jsonrpc.Conn
+	info InitializeResult
+
+	wg     sync.WaitGroup
+	exited chan struct{} // closed when the process has exited
+	runErr error         // why the connection ended; valid after exited
+
+	mu       sync.Mutex
+	sessions map[string]*session // guarded by mu
+}
+
+type session struct {
+	root      string // the session's directory, symlinks resolved
+	collect   func(Update)
+	cancelled bool
+}
+
+// Start starts the agent process and performs the handshake.
+func Start(ctx context.Context, cfg Config) (*Agent, error) {
+	if len(cfg.Command) == 0 || cfg.Logger == nil {
+		return nil, errors.New("acp: command and logger are required")
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyReject
+	}
+	if cfg.StopGrace == 0 {
+		cfg.StopGrace = 2 * time.Second
+	}
+	if cfg.InitTimeout == 0 {
+		cfg.InitTimeout = 30 * time.Second
+	}
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	// Its own process group, so Stop reaches every child it spawns.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("acp: start %s: %w", cfg.Command[0], err)
+	}
+	a := &Agent{cfg: cfg, cmd: cmd, in: in, exited: make(chan struct{}), sessions: map[string]*session{}}
+	a.conn = jsonrpc.New(out, in, jsonrpc.Options{Handler: a.handle, OnNotify: a.notify})
+	log := cfg.Logger.With("agent_pid", cmd.Process.Pid)
+	a.wg.Go(func() {
+		sc := bufio.NewScanner(errPipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			log.Debug("agent stderr", "line", sc.Text())
+		}
+	})
+	a.wg.Go(func() {
+		err := a.conn.Run(context.Background())
+		if err != nil {
+			log.Warn("agent protocol ended", "err", err)
+		}
+		// The stream is over: whatever the process does now, it is done
+		// for us. Wait reaps it (Stop kills it if it lingers).
+		werr := cmd.Wait()
+		a.runErr = errors.Join(err, werr)
+		close(a.exited)
+	})
+
+	ictx, cancel := context.WithTimeout(ctx, cfg.InitTimeout)
+	defer cancel()
+	err = a.call(ictx, MethodInitialize, InitializeParams{
+		ProtocolVersion:    ProtocolVersion,
+		ClientCapabilities: ClientCapabilities{FS: FSCapabilities{ReadTextFile: true, WriteTextFile: true}},
+		ClientInfo:         &Implementation{Name: "jam"},
+	}, &a.info)
+	if err == nil && a.info.ProtocolVersion != ProtocolVersion {
+		err = fmt.Errorf("acp: agent speaks protocol version %d, want %d", a.info.ProtocolVersion, ProtocolVersion)
+	}
+	if err != nil {
+		_ = a.Stop(context.Background())
+		return nil, fmt.Errorf("acp: initialize: %w", err)
+	}
+	return a, nil
+}
+
+// Manifest describes what this agent supports.
+func (a *Agent) Manifest() Manifest {
+	m := Manifest{Harness: "acp", Version: ManifestVersion, Cancel: true,
+		Resume: a.info.AgentCapabilities.LoadSession, Images: a.info.AgentCapabilities.PromptCapabilities.Image}
+	if a.info.AgentInfo != nil {
+		m.Agent = strings.TrimSpace(a.info.AgentInfo.Name + " " + a.info.AgentInfo.Version)
+	}
+	return m
+}
+
+// Pid is the agent process's id.
+func (a *Agent) Pid() int { return a.cmd.Process.Pid }
+
+// Exited is closed when the agent process has exited.
+func (a *Agent) Exited() <-chan struct{} { return a.exited }
+
+// call is a JSON-RPC call that also ends when the process exits.
+func (a *Agent) call(ctx context.Context, method string, params, result any) error {
+	err := a.conn.Call(ctx, method, params, result)
+	if errors.Is(err, jsonrpc.ErrClosed) {
+		<-a.exited
+		return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.runErr)
+	}
+	return err
+}
+
+// NewSession opens a session working in dir, which must exist.
+func (a *Agent) NewSession(ctx context.Context, dir string) (string, error) {
+	root, err := sessionRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	var res NewSessionResult
+	if err := a.call(ctx, MethodSessionNew, NewSessionParams{Cwd: root, MCPServers: []json.RawMessage{}}, &res); err != nil {
+		return "", fmt.Errorf("acp: session/new: %w", err)
+	}
+	if res.SessionID == "" {
+		return "", errors.New("acp: session/new returned no session id")
+	}
+	a.mu.Lock()
+	a.sessions[res.SessionID] = &session{root: root}
+	a.mu.Unlock()
+	return res.SessionID, nil
+}
+
+// LoadSession resumes a session the agent keeps (Manifest().Resume); the
+// history it replays reaches OnUpdate.
+func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
+	if !a.info.AgentCapabilities.LoadSession {
+		return fmt.Errorf("%w: the agent cannot resume sessions", jam.ErrNotImplemented)
+	}
+	root, err := sessionRoot(dir)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.sessions[id] = &session{root: root}
+	a.mu.Unlock()
+	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: []json.RawMessage{}}, nil); err != nil {
+		a.mu.Lock()
+		delete(a.sessions, id)
+		a.mu.Unlock()
+		return fmt.Errorf("acp: session/load: %w", err)
+	}
+	return nil
+}
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	StopReason string
+	// Text is the agent's answer: its message chunks, in order.
+	Text string
+}
+
+// Prompt runs one turn. When ctx ends first, the turn is cancelled
+// (session/cancel) and Prompt waits for the agent to stop, at most
+// StopGrace; the result then says cancelled.
+func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult, error) {
+	var b strings.Builder
+	a.mu.Lock()
+	s, ok := a.sessions[sessionID]
+	if ok {
+		s.cancelled = false
+		s.collect = func(u Update) {
+			if u.SessionUpdate.SessionUpdate == UpdateAgentMessageChunk && u.Content != nil && u.Content.Type == "text" {
+				b.WriteString(u.Content.Text)
+			}
+		}
+	}
+	a.mu.Unlock()
+	if !ok {
+		return TurnResult{}, fmt.Errorf("%w: session %s is not open on this agent", jam.ErrNotFound, sessionID)
+	}
+	defer func() {
+		a.mu.Lock()
+		s.collect = nil
+		a.mu.Unlock()
+	}()
+	done := make(chan struct{})
+	var res PromptResult
+	var err error
+	go func() {
+		defer close(done)
+		// The call itself is not bound to ctx: a cancelled turn still
+		// gets its answer (stopReason cancelled).
+		err = a.call(context.WithoutCancel(ctx), MethodSessionPrompt, PromptParams{SessionID: sessionID, Prompt: []ContentBlock{{Type: "text", Text: text}}}, &res)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = a.Cancel(sessionID)
+		t := time.NewTimer(a.cfg.StopGrace)
+		select {
+		case <-done:
+			t.Stop()
+		case <-t.C:
+			return TurnResult{StopReason: StopCancelled}, fmt.Errorf("acp: the agent did not stop its turn after cancel: %w", ctx.Err())
+		}
+	}
+	if err != nil {
+		return TurnResult{}, fmt.Errorf("acp: session/prompt: %w", err)
+	}
+	a.mu.Lock()
+	out := TurnResult{StopReason: res.StopReason, Text: b.String()}
+	a.mu.Unlock()
+	return out, nil
+}
+
+// Cancel asks the agent to stop the session's running turn; pending
+// permission requests of the session are answered "cancelled".
+func (a *Agent) Cancel(sessionID string) error {
+	a.mu.Lock()
+	if s, ok := a.sessions[sessionID]; ok {
+		s.cancelled = true
+	}
+	a.mu.Unlock()
+	return a.conn.Notify(MethodSessionCancel, CancelParams{SessionID: sessionID})
+}
+
+// Stop ends the agent: stdin closes (a well-behaved agent exits), then
+// the process group gets SIGTERM, then SIGKILL, StopGrace apart. It waits
+// for the agent's goroutines. Safe to call more than once.
+func (a *Agent) Stop(ctx context.Context) error {
+	_ = a.in.Close()
+	pgid := a.cmd.Process.Pid
+	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+		if sig != 0 {
+			_ = syscall.Kill(-pgid, sig)
+		}
+		t := time.NewTimer(a.cfg.StopGrace)
+		select {
+		case <-a.exited:
+			t.Stop()
+			// The leader is gone; children it left in the group go too.
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			a.wg.Wait()
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-a.exited
+			a.wg.Wait()
+			return ctx.Err()
+		}
+	}
+	<-a.exited
+	a.wg.Wait()
+	return nil
+}
+
+// notify routes a notification from the agent.
+func (a *Agent) notify(method string, params json.RawMessage) {
+	if method != MethodSessionUpdate {
+		return
+	}
+	var n SessionNotification
+	if err := json.Unmarshal(params, &n); err != nil {
+		a.cfg.Logger.Warn("undecodable session/update", "err", err)
+		return
+	}
+	u := Update{SessionID: n.SessionID, Raw: n.Update}
+	if err := json.Unmarshal(n.Update, &u.SessionUpdate); err != nil {
+		a.cfg.Logger.Warn("undecodable session/update", "err", err)
+		return
+	}
+	a.mu.Lock()
+	var collect func(Update)
+	if s, ok := a.sessions[n.SessionID]; ok {
+		collect = s.collect
+	}
+	if collect != nil {
+		collect(u) // under mu: Prompt reads the text under mu
+	}
+	a.mu.Unlock()
+	if a.cfg.OnUpdate != nil {
+		a.cfg.OnUpdate(u)
+	}
+}
+
+// handle answers a request from the agent.
+func (a *Agent) handle(_ context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case MethodRequestPermission:
+		var p RequestPermissionParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		a.mu.Lock()
+		s, ok := a.sessions[p.SessionID]
+		cancelled := ok && s.cancelled
+		a.mu.Unlock()
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown session"}
+		}
+		if cancelled {
+			return RequestPermissionResult{Outcome: PermissionOutcome{Outcome: "cancelled"}}, nil
+		}
+		return RequestPermissionResult{Outcome: choose(a.cfg.Policy, p.Options)}, nil
+	case MethodReadTextFile:
+		var p ReadTextFileParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		path, err := a.confine(p.SessionID, p.Path)
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "read: " + err.Error()}
+		}
+		return ReadTextFileResult{Content: sliceLines(string(b), p.Line, p.Limit)}, nil
+	case MethodWriteTextFile:
+		var p WriteTextFileParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams(err)
+		}
+		path, err := a.confine(p.SessionID, p.Path)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(path, p.Content); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "write: " + err.Error()}
+		}
+		return struct{}{}, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+}
+
+// choose picks the option of the policy's preferred kind.
+func choose(p Policy, options []PermissionOption) PermissionOutcome {
+	kinds := []string{RejectOnce, RejectAlways}
+	if p == PolicyAllow {
+		kinds = []string{AllowOnce, AllowAlways}
+	}
+	for _, k := range kinds {
+		for _, o := range options {
+			if o.Kind == k {
+				return PermissionOutcome{Outcome: "selected", OptionID: o.OptionID}
+			}
+		}
+	}
+	// No option of an acceptable kind: decline to choose.
+	return PermissionOutcome{Outcome: "cancelled"}
+}
+
+func invalidParams(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+}

@@ -1,0 +1,203 @@
+package acp
+
+import "encoding/json"
+
+// ProtocolVersion is the ACP version spoken.
+const ProtocolVersion = 1
+
+// Method names of the Agent Client Protocol.
+const (
+	MethodInitialize        = "initialize"
+	MethodSessionNew        = "session/new"
+	MethodSessionLoad       = "session/load"
+	MethodSessionPrompt     = "session/prompt"
+	MethodSessionCancel     = "session/cancel"
+	MethodSessionUpdate     = "session/update"
+	MethodRequestPermission = "session/request_permission"
+	MethodReadTextFile      = "fs/read_text_file"
+	MethodWriteTextFile     = "fs/write_text_file"
+)
+
+// Stop reasons of session/prompt.
+const (
+	StopEndTurn         = "end_turn"
+	StopMaxTokens       = "max_tokens"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopRefusal         = "refusal"
+	StopCancelled       = "cancelled"
+)
+
+// Permission option kinds.
+const (
+	AllowOnce    = "allow_once"
+	AllowAlways  = "allow_always"
+	RejectOnce   = "reject_once"
+	RejectAlways = "reject_always"
+)
+
+// InitializeParams is the client's side of the handshake.
+type InitializeParams struct {
+	ProtocolVersion    int                `json:"protocolVersion"`
+	ClientCapabilities ClientCapabilities `json:"clientCapabilities"`
+	ClientInfo         *Implementation    `json:"clientInfo,omitempty"`
+}
+
+// ClientCapabilities says what the client serves.
+type ClientCapabilities struct {
+	FS       FSCapabilities `json:"fs"`
+	Terminal bool           `json:"terminal"`
+}
+
+// FSCapabilities says which file methods the client serves.
+type FSCapabilities struct {
+	ReadTextFile  bool `json:"readTextFile"`
+	WriteTextFile bool `json:"writeTextFile"`
+}
+
+// Implementation names a client or an agent.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// InitializeResult is the agent's side of the handshake.
+type InitializeResult struct {
+	ProtocolVersion   int               `json:"protocolVersion"`
+	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []json.RawMessage `json:"authMethods,omitempty"`
+	AgentInfo         *Implementation   `json:"agentInfo,omitempty"`
+}
+
+// AgentCapabilities says what the agent supports.
+type AgentCapabilities struct {
+	LoadSession        bool               `json:"loadSession"`
+	PromptCapabilities PromptCapabilities `json:"promptCapabilities"`
+}
+
+// PromptCapabilities says which content a prompt may carry.
+type PromptCapabilities struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+// NewSessionParams opens a session in a working directory.
+type NewSessionParams struct {
+	Cwd        string            `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers"`
+}
+
+// NewSessionResult names the new session.
+type NewSessionResult struct {
+	SessionID string `json:"sessionId"`
+}
+
+// LoadSessionParams resumes a session.
+type LoadSessionParams struct {
+	SessionID  string            `json:"sessionId"`
+	Cwd        string            `json:"cwd"`
+	MCPServers []json.RawMessage `json:"mcpServers"`
+}
+
+// ContentBlock is one piece of prompt or message content.
+type ContentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+}
+
+// PromptParams is one turn's input.
+type PromptParams struct {
+	SessionID string         `json:"sessionId"`
+	Prompt    []ContentBlock `json:"prompt"`
+}
+
+// PromptResult ends a turn.
+type PromptResult struct {
+	StopReason string `json:"stopReason"`
+}
+
+// CancelParams cancels a session's running prompt.
+type CancelParams struct {
+	SessionID string `json:"sessionId"`
+}
+
+// SessionNotification carries one session/update.
+type SessionNotification struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+// SessionUpdate is the part of an update jam reads; the raw update is
+// kept alongside.
+type SessionUpdate struct {
+	SessionUpdate string        `json:"sessionUpdate"`
+	Content       *ContentBlock `json:"content,omitempty"`
+	ToolCallID    string        `json:"toolCallId,omitempty"`
+	Title         string        `json:"title,omitempty"`
+	Kind          string        `json:"kind,omitempty"`
+	Status        string        `json:"status,omitempty"`
+	Entries       []PlanEntry   `json:"entries,omitempty"`
+}
+
+// PlanEntry is one step of a plan update.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority,omitempty"`
+	Status   string `json:"status,omitempty"`
+}
+
+// Update kinds jam reads.
+const (
+	UpdateAgentMessageChunk = "agent_message_chunk"
+	UpdateAgentThoughtChunk = "agent_thought_chunk"
+	UpdateUserMessageChunk  = "user_message_chunk"
+	UpdateToolCall          = "tool_call"
+	UpdateToolCallUpdate    = "tool_call_update"
+	UpdatePlan              = "plan"
+)
+
+// RequestPermissionParams asks the client to allow a tool call.
+type RequestPermissionParams struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  json.RawMessage    `json:"toolCall"`
+	Options   []PermissionOption `json:"options"`
+}
+
+// PermissionOption is one answer the agent offers.
+type PermissionOption struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+}
+
+// RequestPermissionResult answers a permission request.
+type RequestPermissionResult struct {
+	Outcome PermissionOutcome `json:"outcome"`
+}
+
+// PermissionOutcome is "selected" with an option id, or "cancelled".
+type PermissionOutcome struct {
+	Outcome  string `json:"outcome"`
+	OptionID string `json:"optionId,omitempty"`
+}
+
+// ReadTextFileParams reads a file of the session's working directory.
+type ReadTextFileParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Line      *int   `json:"line,omitempty"`
+	Limit     *int   `json:"limit,omitempty"`
+}
+
+// ReadTextFileResult is the file's content.
+type ReadTextFileResult struct {
+	Content string `json:"content"`
+}
+
+// WriteTextFileParams writes a file of the session's working directory.
+type WriteTextFileParams struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+}

@@ -1,0 +1,439 @@
+// Package jsonrpc is a JSON-RPC 2.0 peer over a line-delimited stream: one
+// message per line, both sides sending requests and notifications, as the
+// Agent Client Protocol and the Codex app-server speak on a child's stdio.
+//
+// A Conn reads with Run, dispatching responses to the Call waiting for
+// them, requests to the Handler (each on its own goroutine, so a handler
+// may call back), and notifications to OnNotify (in order, on the reading
+// goroutine). Lines are bounded (MaxLine, 8 MiB by default); a line that is
+// too long or not JSON-RPC ends Run with a *DecodeError, since a peer that
+// breaks framing cannot be trusted to be understood afterwards.
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// Version is the only protocol version spoken.
+const Version = "2.0"
+
+// Standard error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// DefaultMaxLine bounds one message.
+const DefaultMaxLine = 8 << 20
+
+// Error is a JSON-RPC error object, returned by Call when the peer
+// answers with one, and sent when a Handler returns one.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("json-rpc error %d: %s (%s)", e.Code, e.Message, clip(string(e.Data), 200))
+	}
+	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
+}
+
+// DecodeError reports a line that is not a JSON-RPC 2.0 message.
+type DecodeError struct {
+	Line   string // the line, clipped
+	Reason string
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("json-rpc: bad message (%s): %q", e.Reason, e.Line)
+}
+
+// Message is one decoded JSON-RPC message. Exactly one of the shapes
+// holds: a request (ID and Method), a notification (Method, no ID), or a
+// response (ID and Result or Error).
+type Message struct {
+	ID     *ID
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// IsRequest, IsNotification and IsResponse tell the shapes apart.
+func (m Message) IsRequest() bool      { return m.ID != nil && m.Method != "" }
+func (m Message) IsNotification() bool { return m.ID == nil && m.Method != "" }
+func (m Message) IsResponse() bool     { return m.ID != nil && m.Method == "" }
+
+// ID is a request id: a number or a string, kept as its JSON text so it is
+// echoed back exactly.
+type ID struct{ raw string }
+
+// NumberID returns the id n.
+func NumberID(n int64) ID { return ID{raw: strconv.FormatInt(n, 10)} }
+
+// String returns the id's JSON text.
+func (id ID) String() string { return id.raw }
+
+// MarshalJSON writes the id as it was received.
+func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.raw), nil }
+
+// wire is the JSON shape of every message.
+type wire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Decode parses one line. It accepts exactly the shapes of JSON-RPC 2.0:
+// "jsonrpc":"2.0", an id that is a number or a string (null only in an
+// error response), a non-empty method for requests and notifications, and
+// for a response either a result or an error, not both. A result of null
+// is a result.
+func Decode(line []byte) (Message, error) {
+	bad := func(reason string) (Message, error) {
+		return Message{}, &DecodeError{Line: clip(string(line), 200), Reason: reason}
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return bad("not a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		return bad("invalid JSON: " + err.Error())
+	}
+	var w wire
+	if err := json.Unmarshal(line, &w); err != nil {
+		return bad("invalid field: " + err.Error())
+	}
+	if w.JSONRPC != Version {
+		return bad(`"jsonrpc" must be "2.0"`)
+	}
+	var m Message
+	idRaw, hasID := fields["id"]
+	if hasID && !bytes.Equal(bytes.TrimSpace(idRaw), []byte("null")) {
+		id, err := parseID(idRaw)
+		if err != nil {
+			return bad(err.Error())
+		}
+		m.ID = &id
+	}
+	_, hasMethod := fields["method"]
+	_, hasResult := fields["result"]
+	switch {
+	case hasMethod:
+		if w.Method == "" {
+			return bad("empty method")
+		}
+		if hasResult || w.Error != nil {
+			return bad("a request carries no result or error")
+		}
+		if hasID && m.ID == nil {
+			return bad("a request id cannot be null")
+		}
+		if p := bytes.TrimSpace(w.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && !bytes.Equal(p, []byte("null")) {
+			return bad("params must be an object or an array")
+		}
+		m.Method, m.Params = w.Method, w.Params
+	case hasResult && w.Error != nil:
+		return bad("a response carries a result or an error, not both")
+	case hasResult:
+		if m.ID == nil {
+			return bad("a result needs an id")
+		}
+		m.Result = w.Result
+		if len(bytes.TrimSpace(m.Result)) == 0 {
+			m.Result = json.RawMessage("null")
+		}
+	case w.Error != nil:
+		if !hasID {
+			return bad("an error response needs an id (null allowed)")
+		}
+		m.Error = w.Error
+	default:
+		return bad("neither a method nor a result nor an error")
+	}
+	return m, nil
+}
+
+func parseID(raw json.RawMessage) (ID, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return ID{}, errors.New("id is not a valid string")
+		}
+		b, _ := json.Marshal(s)
+		return ID{raw: string(b)}, nil
+	default:
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return ID{}, errors.New("id must be an integer or a string")
+		}
+		return NumberID(n), nil
+	}
+}
+
+// Handler answers a request from the peer. A returned *Error is sent as
+// is; any other error becomes an internal error.
+type Handler func(ctx context.Context, method string, params json.RawMessage) (any, error)
+
+// Options configure a Conn.
+type Options struct {
+	// Handler answers requests; nil answers every request with
+	// method-not-found.
+	Handler Handler
+	// OnNotify receives notifications in order; nil drops them.
+	OnNotify func(method string, params json.RawMessage)
+	// MaxLine bounds one message; default DefaultMaxLine.
+	MaxLine int
+}
+
+// Conn is one JSON-RPC peer.
+type Conn struct {
+	r    io.Reader
+	opts Options
+
+	wmu sync.Mutex // serializes writes: one line each
+	w   io.Writer
+
+	mu      sync.Mutex
+	nextID  int64                   // guarded by mu
+	pending map[string]chan Message // guarded by mu: calls by id text
+	done    chan struct{}           // closed when Run ends
+	err     error                   // guarded by mu: why Run ended
+	handler sync.WaitGroup          // request handlers in flight
+}
+
+// New builds a Conn reading r and writing w.
+func New(r io.Reader, w io.Writer, opts Options) *Conn {
+	if opts.MaxLine == 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	return &Conn{r: r, w: w, opts: opts, pending: map[string]chan Message{}, done: make(chan struct{})}
+}
+
+// ErrClosed is returned by calls on a Conn whose Run has ended.
+var ErrClosed = errors.New("json-rpc: connection closed")
+
+// Run reads messages until the stream ends, ctx ends, or a bad line; it
+// returns nil at a clean end of stream. Pending calls then fail with
+// ErrClosed. Run waits for the request handlers it started.
+func (c *Conn) Run(ctx context.Context) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := c.read(hctx)
+	c.mu.Lock()
+	c.err = err
+	close(c.done) // under mu: Call checks done under mu before registering
+	pending := c.pending
+	c.pending = map[string]chan Message{}
+	c.mu.Unlock()
+	for _, ch := range pending {
+		close(ch)
+	}
+	cancel()
+	c.handler.Wait()
+	return err
+}
+
+// Done is closed when Run has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+func (c *Conn) read(ctx context.Context) error {
+	br := bufio.NewReaderSize(c.r, 64<<10)
+	for {
+		line, err := readLine(br, c.opts.MaxLine)
+		if len(bytes.TrimSpace(line)) > 0 {
+			m, derr := Decode(line)
+			if derr != nil {
+				return derr
+			}
+			c.dispatch(ctx, m)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// readLine reads one line of at most max bytes (without its newline).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > max+1 {
+			return nil, &DecodeError{Line: clip(string(append(buf, chunk...)), 200), Reason: fmt.Sprintf("line longer than %d bytes", max)}
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(buf, []byte("\n")), err
+	}
+}
+
+func (c *Conn) dispatch(ctx context.Context, m Message) {
+	switch {
+	case m.IsResponse():
+		c.mu.Lock()
+		ch, ok := c.pending[m.ID.String()]
+		delete(c.pending, m.ID.String())
+		c.mu.Unlock()
+		if ok {
+			ch <- m
+		}
+	case m.IsNotification():
+		if c.opts.OnNotify != nil {
+			c.opts.OnNotify(m.Method, m.Params)
+		}
+	case m.IsRequest():
+		c.handler.Go(func() { c.answer(ctx, m) })
+	}
+}
+
+func (c *Conn) answer(ctx context.Context, m Message) {
+	var result any
+	err := &Error{Code: CodeMethodNotFound, Message: "method not found: " + m.Method}
+	if c.opts.Handler != nil {
+		var herr error
+		result, herr = c.opts.Handler(ctx, m.Method, m.Params)
+		err = nil
+		if herr != nil {
+			if !errors.As(herr, &err) {
+				err = &Error{Code: CodeInternalError, Message: herr.Error()}
+			}
+		}
+	}
+	out := wire{JSONRPC: Version, ID: json.RawMessage(m.ID.String())}
+	if err != nil {
+		out.Error = err
+	} else {
+		b, merr := json.Marshal(result)
+		if merr != nil {
+			out.Error = &Error{Code: CodeInternalError, Message: "marshal result: " + merr.Error()}
+		} else {
+			out.Result = b
+		}
+	}
+	_ = c.write(out) // a broken stream ends Run, which fails the calls
+}
+
+// Call sends a request and waits for its response, decoding the result
+// into result (unless nil). It fails with *Error when the peer answers
+// with one, with ErrClosed when the stream ends first, and with ctx's
+// error when ctx ends first (the request stays unanswered).
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		return ErrClosed
+	default:
+	}
+	c.nextID++
+	id := NumberID(c.nextID)
+	ch := make(chan Message, 1)
+	c.pending[id.String()] = ch
+	c.mu.Unlock()
+	drop := func() {
+		c.mu.Lock()
+		delete(c.pending, id.String())
+		c.mu.Unlock()
+	}
+	p, err := marshalParams(params)
+	if err != nil {
+		drop()
+		return err
+	}
+	if err := c.write(wire{JSONRPC: Version, ID: json.RawMessage(id.String()), Method: method, Params: p}); err != nil {
+		drop()
+		return err
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if m.Error != nil {
+			return m.Error
+		}
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(m.Result, result); err != nil {
+			return fmt.Errorf("json-rpc: %s result: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		drop()
+		return ctx.Err()
+	}
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(method string, params any) error {
+	p, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return c.write(wire{JSONRPC: Version, Method: method, Params: p})
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("json-rpc: marshal params: %w", err)
+	}
+	if b[0] != '{' && b[0] != '[' && string(b) != "null" {
+		return nil, errors.New("json-rpc: params must be an object or an array")
+	}
+	return b, nil
+}
+
+func (c *Conn) write(m wire) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("json-rpc: marshal: %w", err)
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.w.Write(b); err != nil {
+		return fmt.Errorf("json-rpc: write: %w", err)
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
