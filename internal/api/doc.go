@@ -3,6 +3,13 @@
 // same handlers on a loopback TCP address with bearer-token authentication
 // for the web UI.
 //
+// On the TCP listener every request must name a loopback host (against DNS
+// rebinding). A configured UI (Config.UI, the web UI of package webui)
+// serves every path outside /v1/, and a /v1/ request without the bearer
+// token is accepted when the UI vouches for its browser session (UI.
+// Authorize, which also applies the UI's CSRF checks); the server itself
+// knows nothing of cookies.
+//
 // Routes are ServeMux patterns under /v1/. Every error response is the
 // envelope of package wire, and errors.go is the one place where Go errors
 // become codes and HTTP statuses. Unknown routes and wrong methods get the
@@ -11,6 +18,8 @@
 //
 // The server derives its base context from the daemon's, so a stop cancels
 // every request; Stop first ends held-open requests (the waitInbox long
-// poll), then drains in-flight requests until its context expires and
-// closes what is left.
+// poll and GET /v1/events streams), then drains in-flight requests until
+// its context expires and closes what is left. An event stream writes
+// with a deadline, so a client that stops reading is disconnected rather
+// than holding a handler, and a stop cuts a write it is blocked in.
 package api

@@ -23,6 +23,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/rooms", s.handleRooms)
 	mux.HandleFunc("POST /v1/rooms", s.handleRoomCreate)
 	mux.HandleFunc("POST /v1/rooms/{room}/agents", s.handleRoomAdd)
+	mux.HandleFunc("GET /v1/rooms/{room}/messages", s.handleRoomMessages)
+	mux.HandleFunc("POST /v1/rooms/{room}/messages", s.handleRoomPost)
+	mux.HandleFunc("GET /v1/rooms/{room}/participants", s.handleRoomParticipants)
 	mux.HandleFunc("POST /v1/bindings", s.handleBind)
 	mux.HandleFunc("DELETE /v1/bindings/{binding}", s.handleUnbind)
 	mux.HandleFunc("GET /v1/inbox", s.handleInbox)
@@ -30,7 +33,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/messages/{msg}/reply", s.handleReply)
 	mux.HandleFunc("POST /v1/messages/{msg}/ack", s.handleAck)
 	mux.HandleFunc("POST /v1/send", s.handleSend)
+	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	mux.HandleFunc("POST /v1/notices", s.handleNotice)
+	mux.HandleFunc("GET /v1/sessions", s.handleSessions)
+	mux.HandleFunc("GET /v1/sessions/{session}/turns", s.handleTurns)
+	mux.HandleFunc("POST /v1/turns/{turn}/cancel", s.handleTurnCancel)
+	mux.HandleFunc("POST /v1/agents/{agent}/config", s.handleAgentConfig)
+	mux.HandleFunc("POST /v1/ui/login", s.handleUILogin)
 	return s.recoverPanics(s.envelopeMuxErrors(mux))
 }
 

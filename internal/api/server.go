@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jamhq/jam/internal/api/wire"
@@ -25,6 +26,19 @@ import (
 type Backend interface {
 	Status(ctx context.Context) (wire.Status, error)
 	Messaging
+	// Events subscribes to the event stream from r.After (see EventStream).
+	Events(ctx context.Context, r wire.EventsRequest) (EventStream, error)
+	Runtime
+}
+
+// Runtime is the daemon's owned-runtime surface.
+type Runtime interface {
+	Sessions(ctx context.Context) ([]wire.Session, error)
+	Turns(ctx context.Context, session string) ([]wire.Turn, error)
+	// CancelTurn cancels a queued or running turn.
+	CancelTurn(ctx context.Context, turn string) error
+	// AgentConfig changes an owned agent's desired configuration.
+	AgentConfig(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
 }
 
 // Messaging is the daemon's messaging surface: accounts, agents, rooms,
@@ -46,6 +60,9 @@ type Messaging interface {
 	Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
 	Ack(ctx context.Context, msg string, r wire.AckRequest) error
 	Send(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
+	RoomMessages(ctx context.Context, room, account string, limit int) (wire.RoomMessages, error)
+	RoomPost(ctx context.Context, room string, r wire.RoomPostRequest) (wire.RoomPostResult, error)
+	RoomParticipants(ctx context.Context, room, account string) ([]wire.Participant, error)
 	// Notice queues a local notice for an agent; it never reaches Band.
 	Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error)
 }
@@ -65,6 +82,30 @@ type Config struct {
 	MaxBodyBytes int64
 	// ReadHeaderTimeout bounds slow clients; default 10s.
 	ReadHeaderTimeout time.Duration
+	// Heartbeat is the interval of the comment lines that keep a
+	// Server-Sent Events stream alive; default 15s.
+	Heartbeat time.Duration
+	// UI, when set, is the web UI of the TCP listener (see UI).
+	UI UI
+	// HTTPFallback: when HTTPAddr's port is taken, listen on a free port
+	// of the same host instead of failing (for the default address, so a
+	// second daemon on the machine still starts).
+	HTTPFallback bool
+}
+
+// UI is the web UI on the TCP listener: it serves every path outside the
+// API's, and vouches for the browser sessions it signed in, which the
+// API then accepts as it accepts the bearer token.
+type UI interface {
+	// ServeHTTP serves the UI's pages, assets and sign-in.
+	http.Handler
+	// Authorize returns nil when r, a request to the API without the
+	// bearer token, comes from a signed-in UI page; an error wrapping
+	// jam.ErrUnauthenticated when it carries no valid session, or one
+	// wrapping jam.ErrPermissionDenied when it fails the UI's CSRF checks.
+	Authorize(r *http.Request) error
+	// LoginToken mints a one-time token that signs a browser in.
+	LoginToken() (string, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -73,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadHeaderTimeout == 0 {
 		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 15 * time.Second
 	}
 	return c
 }
@@ -174,6 +218,11 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 		tl, err := net.Listen("tcp", s.cfg.HTTPAddr)
+		if err != nil && s.cfg.HTTPFallback && errors.Is(err, syscall.EADDRINUSE) {
+			host, _, _ := net.SplitHostPort(s.cfg.HTTPAddr)
+			s.log.Warn("http address in use; listening on a free port instead", "addr", s.cfg.HTTPAddr)
+			tl, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+		}
 		if err != nil {
 			ul.Close()
 			return fmt.Errorf("listen on %s: %w", s.cfg.HTTPAddr, err)
@@ -278,13 +327,19 @@ func writeToken(path string) (string, error) {
 	return token, nil
 }
 
-// requireToken guards the TCP listener: the request must carry the bearer
-// token and name a loopback host (which defeats DNS rebinding from a
-// browser page on another origin).
+// requireToken guards the TCP listener: the request must name a loopback
+// host (which defeats DNS rebinding from a browser page on another
+// origin), and an API request must carry the bearer token or, with a UI
+// configured, a session the UI vouches for. Every other path is the UI's.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !loopbackHost(r.Host) {
 			s.writeError(w, r, &apiError{code: wire.CodePermissionDenied, msg: "host " + clip(r.Host) + " is not a loopback name"})
+			return
+		}
+		ui := s.cfg.UI
+		if ui != nil && !isAPIPath(r.URL.Path) {
+			ui.ServeHTTP(w, r)
 			return
 		}
 		s.mu.Lock()
@@ -292,12 +347,44 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		s.mu.Unlock()
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			if ui != nil && r.Header.Get("Authorization") == "" {
+				err := ui.Authorize(r)
+				if err == nil {
+					next.ServeHTTP(w, r)
+					return
+				}
+				if errors.Is(err, jam.ErrPermissionDenied) {
+					s.writeError(w, r, err)
+					return
+				}
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="jam"`)
 			s.writeError(w, r, &apiError{code: wire.CodeUnauthenticated, msg: "missing or wrong bearer token (see api.token in the data directory)"})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isAPIPath reports whether a path on the TCP listener belongs to the API
+// rather than the web UI.
+func isAPIPath(p string) bool {
+	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/api" || strings.HasPrefix(p, "/api/")
+}
+
+// UILoginURL mints a one-time sign-in link to the web UI.
+func (s *Server) UILoginURL() (string, error) {
+	s.mu.Lock()
+	addr := s.httpAddr
+	s.mu.Unlock()
+	if s.cfg.UI == nil || addr == "" {
+		return "", fmt.Errorf("%w: the web ui is off (http_addr is off)", jam.ErrUnavailable)
+	}
+	token, err := s.cfg.UI.LoginToken()
+	if err != nil {
+		return "", err
+	}
+	return "http://" + addr + "/?token=" + token, nil
 }
 
 func loopbackHost(hostport string) bool {

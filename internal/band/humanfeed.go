@@ -42,6 +42,7 @@ type HumanEvent struct {
 	MessageID string
 	Activity  *protocol.Activity
 	Payload   json.RawMessage
+	Event     string // the push's event name, e.g. participant_added
 	State     ConnState
 	Err       error
 }
@@ -248,7 +249,7 @@ func (h *humanHandler) Push(ctx context.Context, s *Session, p Push) {
 			h.rewatch(ctx)
 			return
 		}
-		h.onEvent(HumanEvent{Kind: HumanParticipants, Room: id, Payload: p.Payload})
+		h.onEvent(HumanEvent{Kind: HumanParticipants, Room: id, Payload: p.Payload, Event: p.Event})
 	case protocol.TopicRoomActivity:
 		var a protocol.Activity
 		if json.Unmarshal(p.Payload, &a) != nil {

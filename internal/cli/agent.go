@@ -20,6 +20,7 @@ agent's handle or its name; with one agent, it may be left out.`,
 	cmd.AddCommand(
 		newAgentAddCmd(io, deps, nil),
 		newAgentListCmd(io, deps, nil),
+		newAgentConfigCmd(io, deps, nil),
 	)
 	return cmd
 }

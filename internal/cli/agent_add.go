@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/shellwords"
 )
 
 // AgentAddOptions are the inputs of "jam agent add".
@@ -17,19 +18,29 @@ type AgentAddOptions struct {
 	Description string
 	Account     string
 	// Key imports an existing agent by its API key; "-" reads it from stdin.
-	Key  string
-	JSON bool
+	Key string
+	// Owned-runtime flags: Command makes the agent owned.
+	Harness, Command, Model, Repo, Placement, Permission string
+	JSON                                                 bool
 }
 
 func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentAddOptions) error) *cobra.Command {
 	opts := &AgentAddOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -]",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M]]",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
 agent's handle and its peer key ("profile/scope"), which other commands
-accept with --agent.`,
+accept with --agent.
+
+With --command the agent is owned: jamd starts CMD (split like a shell
+would, nothing expanded) as an ACP agent and answers every message routed to
+it. Each room the agent is in gets its own session and working directory: a
+git worktree of --repo on the branch jam/<session>, or an empty directory.
+--placement shared (the default) runs one process for all the agent's rooms;
+dedicated runs one per room. --permission answers the agent's permission
+requests (default reject). "jam demo-agent" is a demo agent to try this with.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -47,6 +58,12 @@ accept with --agent.`,
 	cmd.Flags().StringVar(&opts.Description, "description", "", "what the agent does, shown on Band")
 	cmd.Flags().StringVar(&opts.Account, "account", "", "account profile (default: the only account)")
 	cmd.Flags().StringVar(&opts.Key, "key", "", `import the existing agent with this API key ("-" reads it from stdin)`)
+	cmd.Flags().StringVar(&opts.Command, "command", "", "make the agent owned: the command that runs it (an ACP agent)")
+	cmd.Flags().StringVar(&opts.Harness, "harness", "acp", "how jamd drives an owned agent")
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "the repository owned sessions get worktrees of (absolute path)")
+	cmd.Flags().StringVar(&opts.Placement, "placement", "shared", "shared: one process for all rooms; dedicated: one per room")
+	cmd.Flags().StringVar(&opts.Permission, "permission", "reject", "answer to the agent's permission requests: allow or reject")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "the model an owned agent should use, if it takes one")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -62,9 +79,17 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 			return &usageError{err: fmt.Errorf("--key -: standard input holds no key")}
 		}
 	}
+	req := wire.AgentAddRequest{Name: opts.Name, Description: opts.Description, Account: opts.Account, Key: key}
+	if opts.Command != "" {
+		argv, err := shellwords.Split(opts.Command)
+		if err != nil {
+			return &usageError{err: fmt.Errorf("--command: %w", err)}
+		}
+		req.Runtime = &wire.AgentRuntime{Harness: opts.Harness, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission}
+	}
 	client := newClient(opts.DataDir)
 	defer client.Close()
-	agent, err := client.AgentAdd(ctx, wire.AgentAddRequest{Name: opts.Name, Description: opts.Description, Account: opts.Account, Key: key})
+	agent, err := client.AgentAdd(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -109,8 +109,12 @@ directory.`,
 		newReplyCmd(io, deps, nil),
 		newAckCmd(io, deps, nil),
 		newSendCmd(io, deps, nil),
+		newEventsCmd(io, deps, nil),
 		newNoticeCmd(io, deps, nil),
 		newDemoAgentCmd(io, deps, nil),
+		newSessionCmd(io, deps),
+		newTurnCmd(io, deps),
+		newUICmd(io, deps, nil),
 	)
 	return root
 }

@@ -8,7 +8,7 @@ import (
 func newRoomCmd(io *IOStreams, deps Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "room",
-		Short: "Create and list Band rooms, and add agents to them",
+		Short: "Create, list and show Band rooms, post in them, and add agents to them",
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
@@ -16,6 +16,8 @@ func newRoomCmd(io *IOStreams, deps Deps) *cobra.Command {
 		newRoomCreateCmd(io, deps, nil),
 		newRoomListCmd(io, deps, nil),
 		newRoomAddCmd(io, deps, nil),
+		newRoomShowCmd(io, deps, nil),
+		newRoomPostCmd(io, deps, nil),
 	)
 	return cmd
 }

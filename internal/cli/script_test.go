@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 func realMain(main func(context.Context, []string, *cli.IOStreams, cli.Deps) int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})
+	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub, RunDemoAgent: daemon.RunDemoAgent})
 }
 
 func TestScripts(t *testing.T) {
@@ -55,6 +55,8 @@ func TestScripts(t *testing.T) {
 			// Keep every script inside its work directory: no default data
 			// or config directory of the machine is ever touched.
 			env.Setenv("JAM_DATA_DIR", env.WorkDir+"/jamdata")
+			// Scripts run in parallel: no fixed port for the HTTP listener.
+			env.Setenv("JAM_HTTP_ADDR", "127.0.0.1:0")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/.local/share")
 			return nil
@@ -62,6 +64,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"stopdaemon": cmdStopDaemon,
 			"waitfile":   cmdWaitFile,
+			"waitmatch":  cmdWaitMatch,
 		},
 	})
 }

@@ -22,8 +22,9 @@ func newUpCmd(io *IOStreams, deps Deps, runF func(context.Context, *UpOptions) e
 		Short: "Run the jam daemon in the foreground",
 		Long: `Run the jam daemon (jamd) in the foreground until interrupted.
 
-It prints where it listens, logs to stderr, and stops cleanly on SIGINT or
-SIGTERM within --shutdown-timeout. Only one daemon may use a data directory.`,
+It prints where it listens (with a one-time sign-in link to the web UI),
+logs to stderr, and stops cleanly on SIGINT or SIGTERM within
+--shutdown-timeout. Only one daemon may use a data directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(c, deps)

@@ -28,8 +28,8 @@ type Config struct {
 	LogLevel string
 	// LogFormat is text or json.
 	LogFormat string
-	// HTTPAddr is the loopback TCP address of the token-authenticated HTTP
-	// listener, or "" when it is off.
+	// HTTPAddr is the loopback TCP address of the HTTP listener (the
+	// token-authenticated API and the web UI), or "" when it is off.
 	HTTPAddr string
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration
@@ -57,6 +57,11 @@ const (
 	DefaultShutdownTimeout = 4 * time.Second
 	DefaultStore           = "sqlite"
 	DefaultHubAddr         = "127.0.0.1:0"
+	// DefaultHTTPAddr is where the HTTP API and the web UI listen unless
+	// configured: a fixed port, so the UI's address (and its session
+	// cookie) stay the same across restarts. When it is taken, the daemon
+	// listens on a free port instead and prints it.
+	DefaultHTTPAddr = "127.0.0.1:7420"
 	// ConfigFlag names the flag that selects the configuration file.
 	ConfigFlag = "config"
 	// ConfigEnv names the variable that selects the configuration file.
@@ -139,6 +144,7 @@ func Load(p LoadParams) (Config, error) {
 		Store:           DefaultStore,
 		Band:            BandEmbedded,
 		HubAddr:         DefaultHubAddr,
+		HTTPAddr:        DefaultHTTPAddr,
 	}
 	path, explicit, err := configFile(p.Flags, env)
 	if err != nil {

@@ -61,7 +61,13 @@ func TestLoad_defaults(t *testing.T) {
 		Store:           "sqlite",
 		Band:            "embedded",
 		HubAddr:         "127.0.0.1:0",
+		HTTPAddr:        "127.0.0.1:7420",
 	}, cfg)
+
+	b.env["JAM_HTTP_ADDR"] = "off"
+	cfg, err = b.load(t)
+	require.NoError(t, err)
+	require.Empty(t, cfg.HTTPAddr, "off turns the web ui and the http api off")
 }
 
 func TestLoad_precedence(t *testing.T) {

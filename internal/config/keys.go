@@ -54,7 +54,7 @@ var keys = []key{
 		}
 		return fmt.Errorf("%q is not one of text, json", v)
 	}},
-	{name: "http_addr", usage: `loopback address of the token-authenticated HTTP API, e.g. 127.0.0.1:7420 (port 0 picks one; "off" disables)`, set: func(c *Config, v string) error {
+	{name: "http_addr", usage: `loopback address of the web UI and the token-authenticated HTTP API (default 127.0.0.1:7420; port 0 picks one; "off" disables)`, set: func(c *Config, v string) error {
 		addr, err := ParseLoopbackAddr(v)
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -50,7 +51,14 @@ func (d *daemon) startBand(ctx context.Context, stack *stopStack) error {
 		if err := h.Start(ctx); err != nil {
 			return fmt.Errorf("start embedded hub: %w", err)
 		}
-		stack.push("embedded hub", h.Stop)
+		// Idle client connections go first: one that a cancelled request or
+		// socket dial left open (the transport pools it; websocket dials use
+		// the default client) would hold the hub's drain for 5 s.
+		stack.push("embedded hub", func(ctx context.Context) error {
+			link.http.CloseIdle()
+			http.DefaultClient.CloseIdleConnections()
+			return h.Stop(ctx)
+		})
 		link.mode, link.url, link.hub = "embedded", h.URL(), h
 		link.keyFile = filepath.Join(dir, "owner.key")
 		key = h.OwnerKey()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -68,6 +69,9 @@ func (d *daemon) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire
 	d.msg.mu.Lock()
 	delete(d.msg.clients, a.ID)
 	d.msg.mu.Unlock()
+	if err := d.rooms.start(ctx, a); err != nil {
+		d.log.Warn("room feed cannot start", "account", a.Profile, "err", err)
+	}
 	return wireAccount(a), nil
 }
 
@@ -131,6 +135,13 @@ func (d *daemon) wireAgent(ctx context.Context, p store.Peer) (wire.Agent, error
 			a.Queued++
 		}
 	}
+	t, err := d.store.TemplateForPeer(ctx, ws, p.Key)
+	switch {
+	case err == nil:
+		a.Runtime = wireRuntimeStatus(t)
+	case !errors.Is(err, jam.ErrNotFound):
+		return a, err
+	}
 	return a, nil
 }
 
@@ -186,6 +197,14 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	if r.Name != "" {
 		name = r.Name
 	}
+	var rtc *store.TemplateConfig
+	if r.Runtime != nil {
+		c, err := runtimeConfig(r.Runtime)
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		rtc = &c
+	}
 	pk := jam.PeerKey{Profile: acct.Profile, Scope: scopeOf(name)}
 	if err := pk.Validate(); err != nil {
 		return wire.Agent{}, fmt.Errorf("agent name %q: %w", name, err)
@@ -198,6 +217,12 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 		KeySealed: d.msg.box.Seal([]byte(key), peerAAD(ws, pk)), CreatedAt: time.Now()}
 	if p, err = d.store.PeerPut(ctx, p); err != nil {
 		return wire.Agent{}, err
+	}
+	if rtc != nil {
+		// Before the feed starts: the rooms it lists get sessions.
+		if _, err := d.store.TemplatePut(ctx, store.Template{ID: jam.New[jam.TemplateID](d.minter), WorkspaceID: ws, Peer: pk, Desired: *rtc, CreatedAt: time.Now()}); err != nil {
+			return wire.Agent{}, err
+		}
 	}
 	rt, c, err := d.msg.peerRuntime(ctx, p)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/sqlite"
@@ -79,6 +80,9 @@ type daemon struct {
 	api       *api.Server
 	band      *bandLink
 	msg       *messaging
+	events    *events.Broker
+	rooms     *roomFeeds
+	activity  *roomActivity
 }
 
 // start brings components up in dependency order, pushing each one's stop
@@ -113,18 +117,33 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return st.DaemonRunStop(ctx, run.Run.ID, time.Now())
 	})
 
+	if err := d.startEvents(ctx, stack); err != nil {
+		return err
+	}
+	if err := d.startActivity(stack); err != nil {
+		return err
+	}
 	if err := d.startBand(ctx, stack); err != nil {
 		return err
 	}
 	if err := d.startMessaging(ctx, stack); err != nil {
 		return err
 	}
+	if err := d.startRoomFeeds(ctx, stack); err != nil {
+		return err
+	}
 
+	ui, err := d.newUI()
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(api.Config{
-		SocketPath: filepath.Join(d.cfg.DataDir, datadir.SocketFile),
-		HTTPAddr:   d.cfg.HTTPAddr,
-		TokenPath:  filepath.Join(d.cfg.DataDir, datadir.TokenFile),
-		Logger:     d.log,
+		SocketPath:   filepath.Join(d.cfg.DataDir, datadir.SocketFile),
+		HTTPAddr:     d.cfg.HTTPAddr,
+		TokenPath:    filepath.Join(d.cfg.DataDir, datadir.TokenFile),
+		Logger:       d.log,
+		UI:           ui,
+		HTTPFallback: d.cfg.HTTPAddr == config.DefaultHTTPAddr,
 	}, d)
 	if err != nil {
 		return err
@@ -174,6 +193,7 @@ func (d *daemon) printBanner(w io.Writer) {
 	fmt.Fprintf(w, "  control api  unix:%s\n", filepath.Join(d.cfg.DataDir, datadir.SocketFile))
 	if addr := d.api.HTTPAddr(); addr != "" {
 		fmt.Fprintf(w, "  http api     http://%s (bearer token in %s)\n", addr, filepath.Join(d.cfg.DataDir, datadir.TokenFile))
+		d.printUILink(w)
 	}
 	fmt.Fprintf(w, "  store        sqlite %s\n", filepath.Join(d.cfg.DataDir, datadir.StoreFile))
 	if d.band.mode == "embedded" {

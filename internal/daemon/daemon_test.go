@@ -23,6 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	runChildIfAsked()
+	runDemoAgentIfAsked()
 	goleak.VerifyTestMain(m)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/runtime"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/spool"
 	"github.com/jamhq/jam/internal/store"
@@ -37,12 +38,13 @@ const embeddedProfile = "local"
 // messaging wires accounts, peers, the spool, the engine and one agent
 // feed per peer.
 type messaging struct {
-	d      *daemon
-	log    *slog.Logger
-	box    *secret.Box
-	spool  *spool.Spool
-	engine *engine.Engine
-	feeds  *feeds
+	d       *daemon
+	log     *slog.Logger
+	box     *secret.Box
+	spool   *spool.Spool
+	engine  *engine.Engine
+	feeds   *feeds
+	runtime *runtime.Manager
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients
@@ -78,10 +80,12 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	stack.push("spool", sp.Stop)
 	m.spool = sp
 
+	del := &deliverer{}
 	eng, err := engine.New(engine.Config{
-		Store: d.store, Spool: sp, Sealer: box, Deliverer: attachedDeliverer{}, Logger: d.log,
+		Store: d.store, Spool: sp, Sealer: box, Deliverer: del, Logger: d.log,
 		Events: func(ev engine.Event) {
 			m.log.Debug("pipeline", "event", ev.Kind, "peer", ev.Peer, "room", ev.Room, "message", ev.MessageID, "binding", ev.Binding, "err", ev.Err)
+			d.publishEngineEvent(ev)
 		},
 	})
 	if err != nil {
@@ -89,7 +93,18 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	}
 	m.engine = eng
 	m.feeds = newFeeds(d.log, eng)
+	m.feeds.onState = d.publishAgentState
+	m.feeds.onRoom = func(ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) {
+		if err := m.ensureOwnedRoom(m.feeds.ctx, ws, key, room); err != nil {
+			m.log.Warn("owned agent cannot serve the room", "peer", key, "room", room, "err", err)
+		}
+	}
 	stack.push("agent feeds", m.feeds.stop)
+	// Owned runtimes stop before the feeds and after the engine (the
+	// stack unwinds in reverse).
+	if err := m.startRuntime(ctx, stack, del); err != nil {
+		return err
+	}
 
 	if d.band.userID != "" {
 		if err := m.ensureConfiguredAccount(ctx); err != nil {
@@ -118,12 +133,6 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	d.msg = m
 	return nil
 }
-
-// attachedDeliverer delivers to attached agents: the message is already in
-// the queue the agent pulls from; the engine wakes waiting inbox calls.
-type attachedDeliverer struct{}
-
-func (attachedDeliverer) Deliver(context.Context, engine.Delivery) error { return nil }
 
 func accountAAD(ws jam.WorkspaceID, profile string) []byte {
 	return []byte("account|" + string(ws) + "|" + profile)
@@ -258,6 +267,12 @@ type feeds struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// onState, if set, publishes a socket state change (set before start).
+	onState func(jam.PeerKey, band.AgentEvent)
+	// onRoom, if set, runs for every room the agent is in, before the
+	// room is caught up (set before start).
+	onRoom func(jam.WorkspaceID, jam.PeerKey, jam.RoomID)
+
 	mu     sync.Mutex
 	states map[jam.PeerKey]band.ConnState // guarded by mu
 }
@@ -287,6 +302,11 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 					rooms = append(rooms, id)
 				}
 			}
+			if f.onRoom != nil {
+				for _, r := range rooms {
+					f.onRoom(ws, key, r)
+				}
+			}
 			if gone, err := f.engine.ReconcileRooms(f.ctx, ws, key, rooms); err != nil {
 				f.log.Warn("reconcile rooms", "peer", key, "err", err)
 			} else if len(gone) > 0 {
@@ -296,6 +316,9 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 			if room, err := jam.ParseUUID[jam.RoomID](ev.Room); err == nil {
 				if err := f.engine.RestoreRoom(f.ctx, ws, key, room); err != nil {
 					f.log.Warn("restore room", "peer", key, "room", room, "err", err)
+				}
+				if f.onRoom != nil {
+					f.onRoom(ws, key, room)
 				}
 			}
 		case band.AgentRoomRemoved:
@@ -313,6 +336,9 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 			f.states[key] = ev.State
 			f.mu.Unlock()
 			f.log.Info("agent socket", "peer", key, "state", ev.State, "err", ev.Err)
+			if f.onState != nil {
+				f.onState(key, ev)
+			}
 		}
 	})
 	if err != nil {

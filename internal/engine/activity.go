@@ -127,3 +127,14 @@ func (r activityReporter) AgentActivity(ctx context.Context, room string, workin
 	}
 	return agent.AgentActivity(ctx, room, working)
 }
+
+// Working opens the working indicator of (peer, room) for a span of work
+// (an owned runtime's turn) and returns the function that closes it.
+func (e *Engine) Working(ws jam.WorkspaceID, peer jam.PeerKey, room jam.RoomID) (end func()) {
+	if e.act.set == nil {
+		return func() {}
+	}
+	k := activityKey(ws, peer, room)
+	epoch := e.act.set.Begin(k)
+	return func() { e.act.set.End(k, epoch) }
+}

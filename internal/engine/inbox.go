@@ -92,3 +92,22 @@ func (e *Engine) FindMessage(ctx context.Context, ws jam.WorkspaceID, msg jam.Pl
 	}
 	return jam.PeerKey{}, fmt.Errorf("%w: message %s is not queued for any agent", jam.ErrNotFound, msg)
 }
+
+// Message returns one queued message opened for reading, without taking
+// it (an owned runtime reads the message its turn answers).
+func (e *Engine) Message(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (InboxItem, error) {
+	r, err := e.cfg.Store.QueueGet(ctx, ws, key, msg)
+	if err != nil {
+		return InboxItem{}, fmt.Errorf("message %s: %w", msg, err)
+	}
+	raw, err := e.cfg.Sealer.Open(r.Sealed, aad(r.WorkspaceID, r.Peer, r.MessageID))
+	if err != nil {
+		return InboxItem{}, fmt.Errorf("message %s: open: %w", msg, err)
+	}
+	var m protocol.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return InboxItem{}, fmt.Errorf("message %s: decode: %w", msg, err)
+	}
+	return InboxItem{Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
+		SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt}, nil
+}

@@ -82,11 +82,11 @@ func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 		res.Mentions = append(res.Mentions, protocol.Mention{ID: id})
 	}
 	for _, r := range sp.Recipients {
-		q, n := matchParticipants(roster, r)
+		q, n := protocol.FindParticipant(roster, r)
 		if n != 1 {
 			return SendResult{}, fmt.Errorf("%w: recipient %q is not in the room", jam.ErrInvalid, r)
 		}
-		add(q.ID, handleOf(q), q.Name)
+		add(q.ID, q.HandleText(), q.Name)
 	}
 
 	var refs [][]string
@@ -97,16 +97,16 @@ func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 		for _, m := range refs {
 			h := m[2]
 			if id, ok := p.byHandle(h); ok {
-				if q, n := matchParticipants(roster, id); n == 1 {
-					add(q.ID, handleOf(q), q.Name)
+				if q, n := protocol.FindParticipant(roster, id); n == 1 {
+					add(q.ID, q.HandleText(), q.Name)
 					resolved++
 					continue
 				}
 			}
-			q, n := matchParticipants(roster, h)
+			q, n := protocol.FindParticipant(roster, h)
 			switch n {
 			case 1:
-				add(q.ID, handleOf(q), q.Name)
+				add(q.ID, q.HandleText(), q.Name)
 				resolved++
 			default:
 				unresolved = append(unresolved, h)
@@ -140,34 +140,6 @@ func (e *Engine) Send(ctx context.Context, sp SendParams) (SendResult, error) {
 	res.ID, _ = jam.ParseUUID[jam.PlatformMessageID](sent.ID)
 	res.Body = mention.Normalize(sp.Text, targets)
 	return res, nil
-}
-
-func handleOf(q protocol.Participant) string {
-	if q.Handle == nil {
-		return ""
-	}
-	return *q.Handle
-}
-
-// matchParticipants finds the participants matching an id or handle
-// (case-insensitive, with or without '@'); n is how many matched.
-func matchParticipants(roster []protocol.Participant, ref string) (protocol.Participant, int) {
-	w := strings.ToLower(strings.TrimPrefix(ref, "@"))
-	var found protocol.Participant
-	n := 0
-	for _, q := range roster {
-		h := strings.ToLower(handleOf(q))
-		// An agent handle "owner/slug" also answers to its slug alone.
-		slug := h
-		if i := strings.LastIndexByte(h, '/'); i >= 0 {
-			slug = h[i+1:]
-		}
-		if strings.ToLower(q.ID) == w || (h != "" && (h == w || slug == w)) {
-			found = q
-			n++
-		}
-	}
-	return found, n
 }
 
 // byHandle looks a handle up in the peer index.

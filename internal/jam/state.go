@@ -32,6 +32,46 @@ func (s TurnState) Terminal() bool {
 	return false
 }
 
+// turnMoves lists the transitions each state allows. A queued turn may be
+// cancelled before it starts; an active one may fail, be cancelled (through
+// cancelling) or be interrupted when its lease dies.
+var turnMoves = map[TurnState][]TurnState{
+	TurnQueued:     {TurnPreparing, TurnCancelled},
+	TurnPreparing:  {TurnRunning, TurnFailed, TurnCancelling, TurnInterrupted},
+	TurnRunning:    {TurnSucceeded, TurnFailed, TurnCancelling, TurnInterrupted},
+	TurnCancelling: {TurnCancelled, TurnInterrupted, TurnFailed},
+}
+
+// CanMoveTo reports whether a turn in s may move to next.
+func (s TurnState) CanMoveTo(next TurnState) bool {
+	for _, n := range turnMoves[s] {
+		if n == next {
+			return true
+		}
+	}
+	return false
+}
+
+// Active reports whether a turn in s holds its session: at most one turn
+// per session is active.
+func (s TurnState) Active() bool {
+	return s == TurnPreparing || s == TurnRunning || s == TurnCancelling
+}
+
+// Turn reasons: why a turn waits, failed or ended as it did.
+const (
+	ReasonWaitingCapacity    = "waiting_capacity"
+	ReasonCredentialInvalid  = "credential_invalid"
+	ReasonOutcomeUnknown     = "outcome_unknown"
+	ReasonProcessExited      = "process_exited"
+	ReasonLeaseReplaced      = "lease_replaced"
+	ReasonDaemonRestarted    = "daemon_restarted"
+	ReasonHarnessError       = "harness_error"
+	ReasonCancelledByUser    = "cancelled_by_user"
+	ReasonSettlementFailed   = "settlement_failed"
+	ReasonConfigIncompatible = "config_incompatible"
+)
+
 // SessionLifecycle is a session's lifecycle state.
 type SessionLifecycle string
 

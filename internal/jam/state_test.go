@@ -29,3 +29,30 @@ func TestParseEnum(t *testing.T) {
 	require.ErrorIs(t, err, jam.ErrInvalid)
 	require.ErrorContains(t, err, `unknown routing "shout"`)
 }
+
+func TestTurnState_moves(t *testing.T) {
+	t.Parallel()
+	for _, from := range jam.TurnStates {
+		for _, to := range jam.TurnStates {
+			ok := from.CanMoveTo(to)
+			if from.Terminal() && ok {
+				t.Errorf("terminal %s moves to %s", from, to)
+			}
+			if from == to && ok {
+				t.Errorf("%s moves to itself", from)
+			}
+			if to == jam.TurnQueued && ok {
+				t.Errorf("%s moves back to queued", from)
+			}
+		}
+		if !from.Terminal() && !from.CanMoveTo(jam.TurnCancelled) && !from.CanMoveTo(jam.TurnCancelling) {
+			t.Errorf("%s cannot be cancelled", from)
+		}
+	}
+	if !jam.TurnRunning.CanMoveTo(jam.TurnInterrupted) || jam.TurnQueued.CanMoveTo(jam.TurnRunning) {
+		t.Error("running must be interruptible and queued must prepare before it runs")
+	}
+	if !jam.TurnRunning.Active() || jam.TurnQueued.Active() || jam.TurnSucceeded.Active() {
+		t.Error("active states")
+	}
+}

@@ -13,6 +13,11 @@ import (
 type Store interface {
 	// Messaging holds accounts, peers, bindings and the inbound pipeline.
 	Messaging
+	// Runtime holds owned runtimes: templates, sessions, turns, leases
+	// and worktrees.
+	Runtime
+	Events
+	RoomCache // the human room feed's cache and attention items
 
 	// Info describes the open store.
 	Info(ctx context.Context) (Info, error)

@@ -31,6 +31,19 @@ type Backend struct {
 	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
 	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
 	NoticeFunc     func(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error)
+	// Owned runtimes.
+	SessionsFunc    func(ctx context.Context) ([]wire.Session, error)
+	TurnsFunc       func(ctx context.Context, session string) ([]wire.Turn, error)
+	CancelTurnFunc  func(ctx context.Context, turn string) error
+	AgentConfigFunc func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
+
+	// The human room feed's methods (rooms.go).
+	RoomMessagesFunc     func(ctx context.Context, room, account string, limit int) (wire.RoomMessages, error)
+	RoomPostFunc         func(ctx context.Context, room string, r wire.RoomPostRequest) (wire.RoomPostResult, error)
+	RoomParticipantsFunc func(ctx context.Context, room, account string) ([]wire.Participant, error)
+
+	// The event stream (events.go).
+	EventsFunc func(ctx context.Context, r wire.EventsRequest) (wire.EventStream, error)
 }
 
 // ErrUnset is what a method whose function field is nil returns.

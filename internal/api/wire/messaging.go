@@ -32,6 +32,8 @@ type Agent struct {
 	// State is the agent socket's state: connecting, up, reconnecting,
 	// superseded or stopped.
 	State string `json:"state"`
+	// Runtime is set for owned agents.
+	Runtime *AgentRuntimeStatus `json:"runtime,omitempty"`
 }
 
 // AgentAddRequest is the body of POST /v1/agents. With Key, an existing
@@ -41,6 +43,21 @@ type AgentAddRequest struct {
 	Description string `json:"description,omitempty"`
 	Account     string `json:"account,omitempty"` // profile; default: the only account
 	Key         string `json:"key,omitempty"`
+	// Runtime makes the agent owned: jamd runs it in every room it joins.
+	Runtime *AgentRuntime `json:"runtime,omitempty"`
+}
+
+// AgentRuntime is an owned agent's runtime configuration.
+type AgentRuntime struct {
+	// Harness is the adapter; "acp" today.
+	Harness string `json:"harness"`
+	// Command is the agent's argv.
+	Command   []string `json:"command"`
+	Model     string   `json:"model,omitempty"`
+	Repo      string   `json:"repo,omitempty"`
+	Placement string   `json:"placement,omitempty"`
+	// Permission answers the agent's permission requests: allow or reject.
+	Permission string `json:"permission,omitempty"`
 }
 
 // Binding binds one session to one room for one agent.

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -191,6 +192,34 @@ type Participant struct {
 	Handle      *string `json:"handle"`
 	Description *string `json:"description,omitempty"`
 	IsExternal  *bool   `json:"is_external,omitempty"`
+}
+
+// HandleText is the participant's handle, or "" when it has none.
+func (p Participant) HandleText() string {
+	if p.Handle == nil {
+		return ""
+	}
+	return *p.Handle
+}
+
+// FindParticipant finds the participants of roster an id or handle names,
+// without regard to case or a leading '@'; an agent's "owner/slug" handle
+// also answers to its slug alone. n is how many matched: a caller must not
+// guess when it is more than one.
+func FindParticipant(roster []Participant, ref string) (found Participant, n int) {
+	w := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(ref), "@"))
+	for _, q := range roster {
+		h := strings.ToLower(q.HandleText())
+		slug := h
+		if i := strings.LastIndexByte(h, '/'); i >= 0 {
+			slug = h[i+1:]
+		}
+		if strings.ToLower(q.ID) == w || (h != "" && (h == w || slug == w)) {
+			found = q
+			n++
+		}
+	}
+	return found, n
 }
 
 // ParticipantRequest is the body of adding a participant.

@@ -46,8 +46,9 @@
 //
 // SQL is kept as named constants, one file per table (workspace.go,
 // setting.go, daemonrun.go, account.go, peer.go, binding.go, spool.go,
-// queue.go, settled.go, reply.go), next to the methods that run it. Times
-// are stored as BIGINT UTC microseconds and returned in UTC.
+// queue.go, settled.go, reply.go, events.go; roomcache.go keeps the four room cache
+// tables together), next to the methods that run it. Times are stored as
+// BIGINT UTC microseconds and returned in UTC.
 //
 // # Messaging
 //

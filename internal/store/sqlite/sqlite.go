@@ -91,6 +91,7 @@ type Store struct {
 
 	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
 	moveStmts    stmtCache        // prepared on the writer; see spool.go
+	eventInserts eventInsertCache // prepared on the writer; see events.go
 
 	truncateBytes int64
 	stopCkpt      context.CancelFunc
@@ -223,6 +224,7 @@ func (s *Store) Close() error {
 			s.ckpt.Close(),
 			s.spoolInserts.close(),
 			s.moveStmts.close(),
+			s.eventInserts.close(),
 			s.writer.Close(),
 		)
 		if err != nil {

@@ -388,7 +388,10 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 
 	exerciseMessaging(t, open)
+	exerciseEvents(t, open)
+	exerciseRoomCache(t, open)
 	exerciseRetirement(t, open)
+	exerciseRuntime(t, open)
 }
 
 func ensureErr(ctx context.Context, st store.Store, p store.WorkspaceEnsureParams) error {

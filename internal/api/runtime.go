@@ -1,0 +1,70 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+// The owned runtimes' routes: sessions, their turns, and an agent's
+// runtime configuration.
+
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.Sessions(r.Context())
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("sessions: %w", err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, wire.Sessions{Sessions: nonNil(out)})
+}
+
+func (s *Server) handleTurns(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.Turns(r.Context(), session)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("turns of %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, wire.Turns{Turns: nonNil(out)})
+}
+
+func (s *Server) handleAgentConfig(w http.ResponseWriter, r *http.Request) {
+	agent := r.PathValue("agent")
+	var req wire.AgentConfigRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if len(req.Set) == 0 {
+		s.writeError(w, r, invalid("set names no key to change"))
+		return
+	}
+	out, err := s.backend.AgentConfig(r.Context(), agent, req)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("configure %s: %w", agent, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleTurnCancel(w http.ResponseWriter, r *http.Request) {
+	turn := r.PathValue("turn")
+	if err := s.decodeOptionalJSON(w, r, &struct{}{}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.backend.CancelTurn(r.Context(), turn); err != nil {
+		s.writeError(w, r, fmt.Errorf("cancel %s: %w", turn, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, wire.OK{OK: true})
+}

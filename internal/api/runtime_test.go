@@ -1,0 +1,69 @@
+package api
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+func TestRuntimeRoutes(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name, method, path, body string
+		backend                  fakeBackend
+		wantStatus               int
+		wantBody                 string
+	}{
+		{
+			name: "sessions", method: "GET", path: "/v1/sessions",
+			backend: fakeBackend{SessionsFunc: func(context.Context) ([]wire.Session, error) {
+				return []wire.Session{{ID: "sess_1", Agent: "local/demo", Room: "r1", Template: "tmpl_1", Lifecycle: "open", Worktree: "/w/sess_1", Created: at}}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"sessions":[{"id":"sess_1","agent":"local/demo","room":"r1","template":"tmpl_1","lifecycle":"open","worktree":"/w/sess_1","created_at":"2026-11-30T03:00:00Z"}]}`,
+		},
+		{
+			name: "no sessions", method: "GET", path: "/v1/sessions",
+			backend:    fakeBackend{SessionsFunc: func(context.Context) ([]wire.Session, error) { return nil, nil }},
+			wantStatus: 200, wantBody: `{"sessions":[]}`,
+		},
+		{
+			name: "turns", method: "GET", path: "/v1/sessions/sess_1/turns",
+			backend: fakeBackend{TurnsFunc: func(_ context.Context, s string) ([]wire.Turn, error) {
+				if s != "sess_1" {
+					return nil, nil
+				}
+				return []wire.Turn{{ID: "turn_1", Seq: 1, State: "interrupted", Reason: "process_exited", Message: "m1", LeaseGeneration: 1, Created: at, Updated: at}}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"turns":[{"id":"turn_1","seq":1,"state":"interrupted","reason":"process_exited","message":"m1","lease_generation":1,"created_at":"2026-11-30T03:00:00Z","updated_at":"2026-11-30T03:00:00Z"}]}`,
+		},
+		{
+			name: "config", method: "POST", path: "/v1/agents/demo/config", body: `{"set":{"model":"m2"}}`,
+			backend: fakeBackend{AgentConfigFunc: func(_ context.Context, a string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error) {
+				return wire.AgentRuntimeStatus{Template: "tmpl_1", DesiredGeneration: 2, EffectiveGeneration: 1, PendingChange: a + ":" + r.Set["model"]}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"template":"tmpl_1","desired":{"harness":"","command":null},"desired_generation":2,"effective":{"harness":"","command":null},"effective_generation":1,"pending_change":"demo:m2"}`,
+		},
+		{name: "config without keys", method: "POST", path: "/v1/agents/demo/config", body: `{"set":{}}`, wantStatus: 400,
+			wantBody: `{"error":{"code":"invalid_argument","message":"set names no key to change"}}`},
+		{name: "sessions with a query", method: "GET", path: "/v1/sessions?all=1", wantStatus: 400,
+			wantBody: `{"error":{"code":"invalid_argument","message":"unknown query parameter \"all\" (this route takes none)"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, tc.backend, "")
+			status, _, body := call(t, b, tc.method, tc.path, tc.body)
+			require.Equal(t, tc.wantStatus, status, body)
+			assert.JSONEq(t, tc.wantBody, body)
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+// AgentConfigOptions are the inputs of "jam agent config".
+type AgentConfigOptions struct {
+	IO      *IOStreams
+	DataDir string
+	Agent   string
+	Set     map[string]string
+	JSON    bool
+}
+
+func newAgentConfigCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentConfigOptions) error) *cobra.Command {
+	opts := &AgentConfigOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "config AGENT KEY=VALUE...",
+		Short: "Change an owned agent's runtime configuration",
+		Long: `Change an owned agent's runtime configuration: command, model, repo,
+placement or permission. The change raises the desired generation; the
+agent's next process runs it, and until then "jam agent list" shows the
+desired and effective generations and what is pending.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := loadClientConfig(c, deps)
+			if err != nil {
+				return err
+			}
+			opts.DataDir, opts.Agent, opts.Set = cfg.DataDir, args[0], map[string]string{}
+			for _, kv := range args[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return &usageError{err: fmt.Errorf("%q is not KEY=VALUE", kv)}
+				}
+				opts.Set[k] = v
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return runAgentConfig(c.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runAgentConfig(ctx context.Context, opts *AgentConfigOptions) error {
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	st, err := client.AgentConfig(ctx, opts.Agent, wire.AgentConfigRequest{Set: opts.Set})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, st)
+	}
+	fmt.Fprintf(opts.IO.Out, "desired generation %d, effective %d; pending: %s\n", st.DesiredGeneration, st.EffectiveGeneration, st.PendingChange)
+	return nil
+}

@@ -1,0 +1,73 @@
+package cli_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+func TestOwnedRuntimeCommands(t *testing.T) {
+	t.Parallel()
+	runCases(t, []cmdCase{
+		{
+			name: "agent add --command splits like a shell",
+			backend: backend{AgentAddFunc: func(_ context.Context, r wire.AgentAddRequest) (wire.Agent, error) {
+				assert.Equal(t, &wire.AgentRuntime{Harness: "acp", Command: []string{"opencode", "acp", "--model", "a b"}, Repo: "/src/app", Placement: "dedicated", Permission: "allow"}, r.Runtime)
+				return wire.Agent{Name: r.Name, Handle: "owner/coder", Peer: "local/coder"}, nil
+			}},
+			inv:        invocation{args: []string{"agent", "add", "coder", "--command", `opencode acp --model "a b"`, "--repo", "/src/app", "--placement", "dedicated", "--permission", "allow"}},
+			wantStdout: "added agent coder: handle owner/coder, peer local/coder\n",
+		},
+		{
+			name:       "agent add --command with an open quote",
+			inv:        invocation{args: []string{"agent", "add", "coder", "--command", `opencode "acp`}},
+			wantCode:   2,
+			wantStderr: "jam: --command: invalid argument: command \"opencode \\\"acp\" has an unterminated quote\n",
+		},
+		{
+			name: "agent config",
+			backend: backend{AgentConfigFunc: func(_ context.Context, a string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error) {
+				assert.Equal(t, "coder", a)
+				assert.Equal(t, map[string]string{"model": "m2", "permission": "allow"}, r.Set)
+				return wire.AgentRuntimeStatus{DesiredGeneration: 3, EffectiveGeneration: 1, PendingChange: "model=m2, permission=allow"}, nil
+			}},
+			inv:        invocation{args: []string{"agent", "config", "coder", "model=m2", "permission=allow"}},
+			wantStdout: "desired generation 3, effective 1; pending: model=m2, permission=allow\n",
+		},
+		{
+			name:       "agent config without =",
+			inv:        invocation{args: []string{"agent", "config", "coder", "model"}},
+			wantCode:   2,
+			wantStderr: "jam: \"model\" is not KEY=VALUE\n",
+		},
+		{
+			name: "session list",
+			backend: backend{SessionsFunc: func(context.Context) ([]wire.Session, error) {
+				return []wire.Session{{ID: "sess_1", Agent: "local/demo", Room: "r1", Lifecycle: "open", Worktree: "/w/sess_1"}}, nil
+			}},
+			inv:        invocation{args: []string{"session", "list"}},
+			wantStdout: "SESSION  AGENT       ROOM  STATE  WORKTREE\nsess_1   local/demo  r1    open   /w/sess_1\n",
+		},
+		{
+			name: "turn list",
+			backend: backend{TurnsFunc: func(_ context.Context, s string) ([]wire.Turn, error) {
+				assert.Equal(t, "sess_1", s)
+				return []wire.Turn{{ID: "turn_1", Seq: 1, State: "succeeded", Reason: "end_turn", Message: "m1", LeaseGeneration: 2}}, nil
+			}},
+			inv:        invocation{args: []string{"turn", "list", "sess_1"}},
+			wantStdout: "SEQ  TURN    STATE      REASON    MESSAGE  LEASE GEN\n1    turn_1  succeeded  end_turn  m1       2\n",
+		},
+		{
+			name: "turn cancel",
+			backend: backend{CancelTurnFunc: func(_ context.Context, turn string) error {
+				assert.Equal(t, "turn_1", turn)
+				return nil
+			}},
+			inv:        invocation{args: []string{"turn", "cancel", "turn_1"}},
+			wantStdout: "cancelling turn_1\n",
+		},
+	})
+}

@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/runtime"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// worktreeDir holds the owned sessions' working trees, under the data
+// directory.
+const worktreeDir = "worktrees"
+
+// deliverer hands owned bindings' messages to the runtime manager; the
+// messages of attached agents are already in the queue they pull from.
+type deliverer struct {
+	rt atomic.Pointer[runtime.Manager]
+}
+
+func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
+	if del.Binding.Mode != jam.RuntimeOwned {
+		return nil
+	}
+	rt := d.rt.Load()
+	if rt == nil {
+		return fmt.Errorf("%w: owned runtimes are not running", jam.ErrUnavailable)
+	}
+	return rt.Deliver(ctx, del)
+}
+
+// startRuntime builds the runtime manager on top of the engine and
+// recovers turns a previous run left active. It runs before the engine
+// starts, so redeliveries at start find their turns.
+func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *deliverer) error {
+	rt, err := runtime.New(runtime.Config{
+		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
+		Launch: func(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
+			return launchACP(ctx, cfg, m.log)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := rt.Start(ctx); err != nil {
+		return err
+	}
+	stack.push("owned runtimes", rt.Stop)
+	del.rt.Store(rt)
+	m.runtime = rt
+	return nil
+}
+
+// ensureOwnedRoom gives an owned agent its session, worktree and binding
+// in a room it is in; nothing happens for attached agents or rooms that
+// already have a session.
+func (m *messaging) ensureOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) error {
+	st := m.d.store
+	t, err := st.TemplateForPeer(ctx, ws, key)
+	if errors.Is(err, jam.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s, err := st.SessionForRoom(ctx, ws, key, room)
+	if errors.Is(err, jam.ErrNotFound) {
+		s, err = st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, CreatedAt: time.Now()})
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := st.WorktreeForSession(ctx, ws, s.ID); errors.Is(err, jam.ErrNotFound) {
+		w, err := runtime.NewWorktree(ctx, filepath.Join(m.d.cfg.DataDir, worktreeDir), jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
+		if err != nil {
+			return err
+		}
+		if _, err := st.WorktreePut(ctx, w); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	b, err := st.BindingForRoom(ctx, ws, key, room)
+	if err == nil && b.SessionID == s.ID {
+		return nil
+	}
+	if err != nil && !errors.Is(err, jam.ErrNotFound) {
+		return err
+	}
+	id := jam.New[jam.BindingID](m.d.minter)
+	if err == nil {
+		id = b.ID
+	}
+	_, err = st.BindingPut(ctx, store.Binding{ID: id, WorkspaceID: ws, Peer: key, Room: room, Alias: "room-" + string(room)[:8],
+		SessionID: s.ID, Mode: jam.RuntimeOwned, CreatedAt: time.Now()})
+	return err
+}
+
+// runtimeConfig validates an agent's runtime request.
+func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
+	c := store.TemplateConfig{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo,
+		Placement: jam.Placement(r.Placement), Permission: r.Permission}
+	if c.Harness == "" {
+		c.Harness = "acp"
+	}
+	if c.Harness != "acp" {
+		return c, fmt.Errorf("%w: harness %q (want acp)", jam.ErrInvalid, c.Harness)
+	}
+	if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
+		return c, fmt.Errorf("%w: an owned agent needs a command", jam.ErrInvalid)
+	}
+	if c.Placement == "" {
+		c.Placement = jam.PlacementShared
+	}
+	if _, err := jam.ParseEnum("placement", string(c.Placement), jam.Placements); err != nil {
+		return c, err
+	}
+	if c.Permission == "" {
+		c.Permission = string(acp.PolicyReject)
+	}
+	if _, err := acp.ParsePolicy(c.Permission); err != nil {
+		return c, err
+	}
+	if c.Repo != "" {
+		if !filepath.IsAbs(c.Repo) {
+			return c, fmt.Errorf("%w: repository %q is not an absolute path", jam.ErrInvalid, c.Repo)
+		}
+	}
+	return c, nil
+}
+
+// acpHost adapts an ACP agent process to the runtime.
+type acpHost struct{ *acp.Agent }
+
+func (h acpHost) Prompt(ctx context.Context, thread, text string) (runtime.Answer, error) {
+	res, err := h.Agent.Prompt(ctx, thread, text)
+	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, err
+}
+
+// launchACP starts an ACP agent for a template configuration.
+func launchACP(ctx context.Context, cfg store.TemplateConfig, log *slog.Logger) (runtime.Host, error) {
+	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Policy: acp.Policy(cfg.Permission), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return acpHost{a}, nil
+}

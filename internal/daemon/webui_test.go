@@ -1,0 +1,342 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/wire"
+)
+
+// The web UI's acceptance tests: a real daemon with its HTTP listener, and
+// headless Chromium driving the page as a person would.
+
+const chromiumPath = "/usr/bin/chromium"
+
+// page is one browser tab on the web UI.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+	// exceptions collects the page's uncaught exceptions.
+	mu         sync.Mutex
+	exceptions []string
+}
+
+// openBrowser starts headless Chromium with a fresh profile, or skips the
+// test when there is none (unless JAM_REQUIRE_CHROMIUM=1).
+func openBrowser(t *testing.T) *page {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("JAM_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("JAM_REQUIRE_CHROMIUM=1 but %s is missing: %v", chromiumPath, err)
+		}
+		t.Skipf("no Chromium at %s (install the chromium package, or set JAM_REQUIRE_CHROMIUM=1 to make this a failure)", chromiumPath)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	p := &page{t: t, ctx: ctx}
+	// Start the browser now, so the tab outlives every step's timeout.
+	require.NoError(t, chromedp.Do(ctx))
+	messages := chromedp.Console(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			t.Logf("browser console: %s", m)
+			if m.IsException() {
+				p.mu.Lock()
+				p.exceptions = append(p.exceptions, m.String())
+				p.mu.Unlock()
+			}
+		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+		wg.Wait()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		require.Empty(t, p.exceptions, "the page threw")
+	})
+	return p
+}
+
+// do runs steps within a bound.
+func (p *page) do(steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(p.t, chromedp.Do(ctx, steps...))
+}
+
+// waitFor polls a JavaScript expression until it is true.
+func (p *page) waitFor(what, expr string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		text, _ := chromedp.Run(context.WithoutCancel(p.ctx), chromedp.Evaluate[string](`(document.querySelector('main') || document.body).innerText + (document.querySelector('#compose') ? '\n[composer: ' + JSON.stringify(document.querySelector('#compose').value) + ']' : '')`))
+		p.t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, text)
+	}
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) to a string.
+func (p *page) eval(expr string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	require.NoError(p.t, err, expr)
+	return v
+}
+
+// screenshot writes the viewport as a PNG artifact and logs its path.
+func (p *page) screenshot(name string) string {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(p.t, err)
+	dir := os.Getenv("JAM_ARTIFACTS")
+	if dir == "" {
+		dir = p.t.TempDir()
+	}
+	require.NoError(p.t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, name+".png")
+	require.NoError(p.t, os.WriteFile(path, png, 0o644))
+	p.t.Logf("screenshot %s", path)
+	return path
+}
+
+var uiLink = regexp.MustCompile(`(?m)^  web ui +(http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64}) `)
+
+// signInLink returns the one-time link the daemon printed at start.
+func signInLink(t *testing.T, r *running) string {
+	t.Helper()
+	m := uiLink.FindStringSubmatch(r.out.String())
+	require.NotNil(t, m, "the banner prints the web ui's sign-in link:\n%s", r.out.String())
+	return m[1]
+}
+
+// js quotes s as a JavaScript string.
+func js(s string) string { return fmt.Sprintf("%q", s) }
+
+// msgSelector selects a message of the timeline by id.
+func msgSelector(id string) string { return `.timeline .msg[data-id=` + js(id) + `]` }
+
+// TestWebUI_roomLiveAndDelivery is the web UI's main path: sign in with the
+// one-time link, open a room, post a message mentioning the attached agent
+// from the composer (with @ completion), then act as the agent (wait and
+// reply through the control API) and see the reply arrive live and the
+// message's delivery to the agent move to settled.
+func TestWebUI_roomLiveAndDelivery(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	st := r.waitReady(t)
+	ctx := t.Context()
+	c := r.client
+
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	require.NoError(t, err)
+	_, err = c.AgentAdd(ctx, wire.AgentAddRequest{Name: "reviewer"})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Design review", Agents: []string{"coder", "reviewer"}})
+	require.NoError(t, err)
+	_, err = c.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
+	require.NoError(t, err)
+	other, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Release 0.4", Agents: []string{"reviewer"}})
+	require.NoError(t, err)
+
+	link := signInLink(t, r)
+	p := openBrowser(t)
+	p.do(chromedp.Navigate(link))
+	p.waitFor("the rooms list", `document.querySelector('a[data-room=`+js(room.ID)+`]') !== null`)
+	loc := p.eval(`location.href`)
+	require.Equal(t, "http://"+st.HTTPAddr+"/", loc, "the token was exchanged and left the address")
+	require.Equal(t, "", p.eval(`document.cookie`), "the session cookie is HttpOnly")
+
+	// An agent posts in the other room while the person looks at the
+	// list: it shows as unread.
+	_, err = c.Send(ctx, wire.SendRequest{Agent: "reviewer", Room: other.ID, Text: "@owner release notes are drafted"})
+	require.NoError(t, err)
+	p.waitFor("the unread count", `(document.querySelector('a[data-room=`+js(other.ID)+`] .badge') || {}).textContent === '1'`)
+
+	p.do(chromedp.Click(chromedp.CSS(`main a[data-room=` + js(room.ID) + `]`)))
+	p.waitFor("the room and its participants", `document.querySelector('#compose') !== null && document.querySelector('[data-participant=`+js(agent.AgentID)+`]') !== null`)
+	require.Equal(t, "Design review", p.eval(`document.querySelector('.room-head h1').textContent`))
+
+	// Compose with @ completion: "@cod" offers @coder; Enter picks it.
+	p.do(chromedp.Click(chromedp.CSS(`#compose`)), chromedp.SendKeys(chromedp.CSS(`#compose`), "@cod"))
+	p.waitFor("the mention suggestions", `!document.querySelector('#mention-list').hidden && document.querySelector('#mention-list [role=option][aria-selected=true]').textContent.startsWith('@'+`+js(agent.Handle)+`)`)
+	require.Equal(t, "mention-list-0", p.eval(`document.querySelector('#compose').getAttribute('aria-activedescendant')`), "the active option is announced")
+	p.do(chromedp.SendKeys(chromedp.CSS(`#compose`), kb.Enter))
+	p.waitFor("the completed mention", `document.querySelector('#compose').value === '@'+`+js(agent.Handle)+`+' '`)
+	p.do(chromedp.SendKeys(chromedp.CSS(`#compose`), "please review the plan"+kb.Enter))
+
+	// The agent gets it and answers.
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	inbox, err := c.WaitInbox(waitCtx, wire.WaitRequest{Agent: "coder", TimeoutMS: 30000})
+	require.NoError(t, err)
+	require.Len(t, inbox.Messages, 1)
+	msg := inbox.Messages[0]
+	require.Contains(t, msg.Content, "please review the plan")
+	require.Equal(t, room.ID, msg.Room)
+
+	// The posted message is in the timeline, its mention shown as the
+	// handle, with its delivery to the agent under way.
+	p.waitFor("the posted message", `document.querySelector(`+js(msgSelector(msg.ID))+`) !== null`)
+	require.Equal(t, "me", p.eval(`document.querySelector(`+js(msgSelector(msg.ID))+`).dataset.sender`))
+	require.Equal(t, "@"+agent.Handle, p.eval(`document.querySelector(`+js(msgSelector(msg.ID)+` .mention`)+`).textContent`))
+	require.NotContains(t, p.eval(`document.querySelector(`+js(msgSelector(msg.ID))+`).textContent`), "@[[", "no raw mention token is shown")
+	chip := msgSelector(msg.ID) + ` .chip[data-agent=` + js(agent.AgentID) + `]`
+	p.waitFor("the delivery status", `document.querySelector(`+js(chip)+`) !== null`)
+	before := p.eval(`document.querySelector(` + js(chip) + `).dataset.status`)
+	require.Contains(t, []string{"queued", "delivered", "processing"}, before)
+
+	// Taking the message from the inbox makes the agent work in the room:
+	// the participants and the line above the composer say so.
+	working := `[data-participant=` + js(agent.AgentID) + `] [data-working=true]`
+	p.waitFor("the working indicator", `document.querySelector(`+js(working)+`) !== null && document.querySelector('.composer .status-line').textContent.includes('is working')`)
+	p.screenshot("webui-room-working")
+
+	reply, err := c.Reply(ctx, msg.ID, wire.ReplyRequest{Agent: "coder", Text: "On it: the plan looks sound, two notes inline."})
+	require.NoError(t, err)
+	require.Len(t, reply.Posted, 1)
+
+	// The reply arrives live, and the delivery is settled.
+	p.waitFor("the agent's reply", `document.querySelector(`+js(msgSelector(reply.Posted[0]))+`) !== null`)
+	require.Equal(t, "agent", p.eval(`document.querySelector(`+js(msgSelector(reply.Posted[0]))+`).dataset.sender`))
+	p.waitFor("the settled delivery", `(document.querySelector(`+js(chip)+`) || {dataset: {}}).dataset.status === 'settled'`)
+	require.Contains(t, p.eval(`document.querySelector('#announcer').textContent`), "the plan looks sound", "the live region announced the reply")
+	require.Contains(t, p.eval(`document.querySelector('#conn').dataset.state`), "live")
+	p.waitFor("the end of the working indicator", `document.querySelector(`+js(working)+`) === null`)
+	p.screenshot("webui-room")
+
+	// The same room at phone width.
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.waitFor("the phone layout", `getComputedStyle(document.querySelector('#sidebar')).display === 'none'`)
+	p.screenshot("webui-room-phone")
+	p.do(chromedp.EmulateViewport(1280, 860))
+
+	// The agents page: peers, bindings, queue depth, the unrouted bucket.
+	// A question for reviewer, who has no binding here, waits unrouted.
+	_, err = c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@reviewer could you check the API part?"})
+	require.NoError(t, err)
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="agents"]`)))
+	p.waitFor("the agents table", `document.querySelector('tr[data-peer="local/coder"]') !== null && document.querySelector('tr[data-peer="local/reviewer"]') !== null`)
+	p.waitFor("reviewer's unrouted message", `document.querySelectorAll('.unrouted li').length >= 1`)
+	require.Contains(t, p.eval(`document.querySelector('tr[data-peer="local/coder"]').textContent`), "Design review", "the binding names its room")
+	require.Equal(t, "true", p.eval(`String(document.activeElement && document.activeElement.id === 'page-title')`), "focus moves to the new page's heading")
+	p.screenshot("webui-agents")
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.screenshot("webui-agents-phone")
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="rooms"]`)))
+	p.waitFor("the rooms list", `document.querySelector('main a[data-room=`+js(other.ID)+`]') !== null`)
+	p.screenshot("webui-rooms-phone")
+	p.do(chromedp.EmulateViewport(1280, 860))
+
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="status"]`)))
+	p.waitFor("the status page", `document.querySelectorAll('.card').length === 4 && document.body.textContent.includes('sqlite')`)
+	p.screenshot("webui-status")
+
+	// The session works for the API from the page (GET) and refuses a
+	// state-changing request without the UI header.
+	status := p.eval(`fetch('/v1/status').then(r => String(r.status))`)
+	require.Equal(t, "200", status)
+	refused := p.eval(`fetch('/v1/rooms/` + room.ID + `/messages', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({text: '@` + agent.Handle + ` forged'})}).then(r => r.json()).then(b => b.error.code)`)
+	require.Equal(t, string(wire.CodePermissionDenied), refused)
+}
+
+// TestWebUI_reconnectsAcrossRestart: with a room open in the page, the
+// daemon stops and starts again on the same data directory and address;
+// messages posted right after the restart, before the page is back, all
+// appear once the page has reconnected, and none is shown twice.
+func TestWebUI_reconnectsAcrossRestart(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	st := r.waitReady(t)
+	ctx := t.Context()
+	c := r.client
+
+	_, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Restarts", Agents: []string{"coder"}})
+	require.NoError(t, err)
+	_, err = c.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
+	require.NoError(t, err)
+
+	p := openBrowser(t)
+	p.do(chromedp.Navigate(signInLink(t, r)))
+	p.do(chromedp.Navigate("http://" + st.HTTPAddr + "/#/rooms/" + room.ID))
+	p.waitFor("the room", `document.querySelector('#compose') !== null && document.querySelector('#conn').dataset.state === 'live'`)
+	first, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@coder before the restart"})
+	require.NoError(t, err)
+	p.waitFor("the first message", `document.querySelector(`+js(msgSelector(first.ID))+`) !== null`)
+
+	err, _ = r.stop()
+	require.NoError(t, err)
+	p.waitFor("the page to notice", `document.querySelector('#conn').dataset.state === 'reconnecting'`)
+
+	cfg.HTTPAddr = st.HTTPAddr // the page knows this address
+	r2 := start(t, cfg)
+	r2.waitReady(t)
+	c2 := r2.client
+	var posted []string
+	for i := range 3 {
+		res, err := c2.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: fmt.Sprintf("@coder after the restart %d", i)})
+		require.NoError(t, err)
+		posted = append(posted, res.ID)
+	}
+	sent, err := c2.Send(ctx, wire.SendRequest{Agent: "coder", Room: room.ID, Text: "@owner the agent is back too"})
+	require.NoError(t, err)
+	posted = append(posted, sent.ID)
+
+	p.waitFor("the page to reconnect", `document.querySelector('#conn').dataset.state === 'live'`)
+	for _, id := range posted {
+		p.waitFor("message "+id, `document.querySelector(`+js(msgSelector(id))+`) !== null`)
+	}
+
+	// The page shows exactly the room's messages, each once.
+	want, err := c2.RoomMessages(ctx, room.ID, apiclient.RoomMessagesQuery{})
+	require.NoError(t, err)
+	var wantIDs []string
+	for _, m := range want.Messages {
+		wantIDs = append(wantIDs, m.ID)
+	}
+	p.waitFor("every message once", `(() => { const ids = [...document.querySelectorAll('.timeline .msg')].map(e => e.dataset.id); return new Set(ids).size === ids.length && ids.length === `+fmt.Sprint(len(wantIDs))+`; })()`)
+	got := p.eval(`[...document.querySelectorAll('.timeline .msg')].map(e => e.dataset.id).join(',')`)
+	require.Equal(t, strings.Join(wantIDs, ","), got, "in the daemon's order")
+	p.screenshot("webui-after-restart")
+}

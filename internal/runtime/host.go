@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// holder names what a session's lease serves: the template (shared
+// placement: one process for all of the agent's rooms) or the session
+// itself (dedicated).
+func holder(t store.Template, s store.Session) string {
+	if t.Desired.Placement == jam.PlacementDedicated {
+		return string(s.ID)
+	}
+	return string(t.ID)
+}
+
+// hostFor returns the live host of the session's holder, starting one (a
+// new lease, with the next generation) when there is none or its process
+// has exited. A new host runs the template's desired configuration, which
+// thereby becomes effective; a running host keeps the configuration it
+// started with until it is replaced, and the template shows the change as
+// outstanding meanwhile.
+func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session) (*lease, error) {
+	h := holder(t, s)
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return nil, jam.ErrStopping
+	}
+	l, ok := m.hosts[h]
+	if !ok {
+		l = &lease{sessions: map[jam.SessionID]string{}}
+		m.hosts[h] = l
+	}
+	m.mu.Unlock()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.host != nil {
+		select {
+		case <-l.host.Exited():
+			// Replaced below; the turn that was running on it is
+			// interrupted by its own worker.
+			_ = m.cfg.Store.LeaseEnd(ctx, m.cfg.Workspace, l.record.ID, jam.ReasonProcessExited, m.cfg.Now())
+			l.host, l.sessions = nil, map[jam.SessionID]string{}
+		default:
+			return l, nil
+		}
+	}
+	host, err := m.cfg.Launch(ctx, t.Desired)
+	if err != nil {
+		return nil, fmt.Errorf("start agent %s: %w", t.Peer, err)
+	}
+	rec, err := m.cfg.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{WorkspaceID: m.cfg.Workspace, ID: jam.New[jam.LeaseID](m.cfg.Minter),
+		Holder: h, Pid: host.Pid(), At: m.cfg.Now()})
+	if err != nil {
+		_ = host.Stop(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if _, err := m.cfg.Store.TemplateApplied(ctx, m.cfg.Workspace, t.ID, t.DesiredGeneration, m.cfg.Now()); err != nil && !errors.Is(err, jam.ErrConflict) {
+		m.log.Warn("record effective configuration", "template", t.ID, "err", err)
+	}
+	l.host, l.record = host, rec
+	m.log.Info("agent started", "peer", t.Peer, "holder", h, "lease", rec.ID, "generation", rec.Generation, "pid", host.Pid())
+	return l, nil
+}
+
+// sessionOn makes sure the session has its conversation on the host:
+// resumed from its provider thread when the agent keeps sessions, else a
+// new one (recorded as the new provider thread).
+func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if thread, ok := l.sessions[s.ID]; ok {
+		return thread, nil
+	}
+	if s.ProviderThread != "" {
+		err := l.host.LoadSession(ctx, s.ProviderThread, dir)
+		if err == nil {
+			l.sessions[s.ID] = s.ProviderThread
+			return s.ProviderThread, nil
+		}
+		m.log.Info("session not resumed; starting a new one", "session", s.ID, "err", err)
+	}
+	thread, err := l.host.NewSession(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	if err := m.cfg.Store.SessionSetThread(ctx, m.cfg.Workspace, s.ID, thread, m.cfg.Now()); err != nil {
+		return "", err
+	}
+	l.sessions[s.ID] = thread
+	return thread, nil
+}
+
+// dropHost forgets a host whose process exited and ends its lease.
+func (m *Manager) dropHost(l *lease) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.host == nil {
+		return
+	}
+	_ = m.cfg.Store.LeaseEnd(context.Background(), m.cfg.Workspace, l.record.ID, jam.ReasonProcessExited, m.cfg.Now())
+	l.host, l.sessions = nil, map[jam.SessionID]string{}
+}
+
+// endLease stops a host and ends its lease.
+func (m *Manager) endLease(ctx context.Context, l *lease, reason string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.host == nil {
+		return nil
+	}
+	err := l.host.Stop(ctx)
+	if lerr := m.cfg.Store.LeaseEnd(context.WithoutCancel(ctx), m.cfg.Workspace, l.record.ID, reason, m.cfg.Now()); lerr != nil && !errors.Is(lerr, jam.ErrConflict) {
+		err = errors.Join(err, lerr)
+	}
+	l.host = nil
+	return err
+}

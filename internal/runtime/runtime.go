@@ -1,0 +1,326 @@
+// Package runtime runs owned agents: jamd starts the agent's process on a
+// lease, gives each room its own session and working directory, and turns
+// every message routed to the session into a turn whose answer settles the
+// message through the engine.
+//
+// A Manager implements the engine's Deliverer for owned bindings: Deliver
+// only records a queued turn (durably) and wakes the session's worker, so
+// it returns at once. One worker per session runs its turns in order; at
+// most one turn per session is active. The worker obtains a Host (one agent
+// process) for the session's lease holder — the template for shared
+// placement, the session for dedicated — and every transition of a turn is
+// written through the store conditionally on the lease generation the turn
+// runs under, so a stale process's late result is refused
+// (jam.ErrLeaseLost) and discarded. A host whose process dies is replaced
+// with a higher generation; the turn it was running ends interrupted and
+// its message is queued again for the next turn.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// Host is one running agent process, as a harness presents it.
+type Host interface {
+	// NewSession opens a session working in dir; it returns the agent's
+	// own session id (the provider thread).
+	NewSession(ctx context.Context, dir string) (string, error)
+	// LoadSession resumes a session in a new process; jam.ErrNotImplemented
+	// when the agent cannot.
+	LoadSession(ctx context.Context, thread, dir string) error
+	// Prompt runs one turn and returns the agent's answer.
+	Prompt(ctx context.Context, thread, text string) (Answer, error)
+	// Cancel asks the agent to stop the thread's running turn; its Prompt
+	// then returns with the stop reason "cancelled".
+	Cancel(thread string) error
+	// Exited is closed when the process has exited.
+	Exited() <-chan struct{}
+	// Pid is the process id, for the lease record.
+	Pid() int
+	// Stop ends the process (and its group).
+	Stop(ctx context.Context) error
+}
+
+// Answer is how a turn ended on the agent's side.
+type Answer struct {
+	// StopReason is the harness's reason ("end_turn", "cancelled", …).
+	StopReason string
+	Text       string
+}
+
+// Launcher starts a host for a template configuration.
+type Launcher func(ctx context.Context, cfg store.TemplateConfig) (Host, error)
+
+// Store is what the runtime needs from the store.
+type Store interface {
+	TemplateGet(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID) (store.Template, error)
+	TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (store.Template, error)
+	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (store.Session, error)
+	SessionList(ctx context.Context, ws jam.WorkspaceID) ([]store.Session, error)
+	SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error
+	TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, error)
+	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error)
+	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error)
+	TurnTransition(ctx context.Context, p store.TurnTransitionParams) (store.Turn, error)
+	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
+	LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error
+	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error)
+	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error)
+}
+
+// Settler settles the messages turns answer: the engine.
+type Settler interface {
+	Message(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (engine.InboxItem, error)
+	Reply(ctx context.Context, rp engine.ReplyParams) (engine.ReplyResult, error)
+	Ack(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) error
+	Working(ws jam.WorkspaceID, peer jam.PeerKey, room jam.RoomID) func()
+}
+
+// Config configures a Manager.
+type Config struct {
+	Workspace jam.WorkspaceID
+	Store     Store
+	Settler   Settler
+	Launch    Launcher
+	Minter    *jam.Minter
+	Logger    *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// RetryDelay paces a session whose turn could not start (the agent
+	// would not launch). Default 2s.
+	RetryDelay time.Duration
+}
+
+// Manager runs the owned sessions of one workspace.
+type Manager struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	workers map[jam.SessionID]*worker // guarded by mu
+	hosts   map[string]*lease         // guarded by mu: by holder
+	running map[jam.TurnID]running    // guarded by mu: turns in a prompt
+	stopped bool                      // guarded by mu
+}
+
+// running is a turn in a prompt, for Cancel.
+type running struct {
+	host   Host
+	thread string
+}
+
+// worker is one session's turn runner.
+type worker struct {
+	wake chan struct{}
+}
+
+// lease is a live host and the lease record it runs under.
+type lease struct {
+	mu     sync.Mutex // serializes starting the host
+	host   Host
+	record store.Lease
+	// sessions are the provider threads opened on this host, by session.
+	sessions map[jam.SessionID]string
+}
+
+// New builds a Manager.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Store == nil || cfg.Settler == nil || cfg.Launch == nil || cfg.Logger == nil || cfg.Workspace == "" {
+		return nil, errors.New("runtime: workspace, store, settler, launcher and logger are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Minter == nil {
+		cfg.Minter = jam.NewMinter(nil, nil)
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = 2 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, log: cfg.Logger.With("component", "runtime"), ctx: ctx, cancel: cancel,
+		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, running: map[jam.TurnID]running{}}, nil
+}
+
+// Start recovers after a restart: a turn that was active when the daemon
+// stopped ends interrupted (its process is gone) and its message is queued
+// again; then every session with queued turns starts working.
+func (m *Manager) Start(ctx context.Context) error {
+	sessions, err := m.cfg.Store.SessionList(ctx, m.cfg.Workspace)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	for _, s := range sessions {
+		turns, err := m.cfg.Store.TurnList(ctx, m.cfg.Workspace, s.ID)
+		if err != nil {
+			return fmt.Errorf("runtime: %w", err)
+		}
+		pending := false
+		for _, t := range turns {
+			switch {
+			case t.State.Active():
+				if err := m.interrupt(ctx, t, jam.ReasonDaemonRestarted); err != nil {
+					return err
+				}
+				pending = true
+			case t.State == jam.TurnQueued:
+				pending = true
+			}
+		}
+		if pending {
+			m.wakeSession(s.ID)
+		}
+	}
+	return nil
+}
+
+// Stop ends every worker and host and waits for them.
+func (m *Manager) Stop(ctx context.Context) error {
+	m.mu.Lock()
+	m.stopped = true
+	hosts := m.hosts
+	m.hosts = map[string]*lease{}
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	var errs []error
+	for _, l := range hosts {
+		errs = append(errs, m.endLease(ctx, l, "stopped"))
+	}
+	return errors.Join(errs...)
+}
+
+// Deliver implements engine.Deliverer for owned bindings: the message
+// becomes a queued turn of the binding's session, unless a turn for it is
+// already queued or running (a redelivery).
+func (m *Manager) Deliver(ctx context.Context, d engine.Delivery) error {
+	if d.Binding.Mode != jam.RuntimeOwned {
+		return nil // attached agents pull their messages
+	}
+	turns, err := m.cfg.Store.TurnList(ctx, m.cfg.Workspace, d.Binding.SessionID)
+	if err != nil {
+		return err
+	}
+	for _, t := range turns {
+		if t.SourceMessageID == d.Row.MessageID && !t.State.Terminal() {
+			m.wakeSession(d.Binding.SessionID)
+			return nil
+		}
+	}
+	if _, err := m.enqueue(ctx, d.Binding.SessionID, d.Row.MessageID); err != nil {
+		return err
+	}
+	m.wakeSession(d.Binding.SessionID)
+	return nil
+}
+
+func (m *Manager) enqueue(ctx context.Context, session jam.SessionID, msg jam.PlatformMessageID) (store.Turn, error) {
+	return m.cfg.Store.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace,
+		SessionID: session, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: m.cfg.Now()})
+}
+
+// wakeSession makes sure the session's worker runs.
+func (m *Manager) wakeSession(id jam.SessionID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return
+	}
+	w, ok := m.workers[id]
+	if !ok {
+		w = &worker{wake: make(chan struct{}, 1)}
+		m.workers[id] = w
+		m.wg.Go(func() { m.run(id, w) })
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is a session's worker: it runs queued turns in order until stopped.
+func (m *Manager) run(id jam.SessionID, w *worker) {
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for m.ctx.Err() == nil {
+			ran, err := m.runNext(m.ctx, id)
+			if err != nil && m.ctx.Err() == nil {
+				m.log.Warn("turn did not run; retrying", "session", id, "err", err, "in", m.cfg.RetryDelay)
+				t := time.NewTimer(m.cfg.RetryDelay)
+				select {
+				case <-m.ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			if !ran {
+				break
+			}
+		}
+	}
+}
+
+// runNext runs the session's oldest queued turn; ran is false when there
+// is none.
+func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err error) {
+	turns, err := m.cfg.Store.TurnList(ctx, m.cfg.Workspace, id)
+	if err != nil {
+		return false, err
+	}
+	var next *store.Turn
+	for i := range turns {
+		if turns[i].State == jam.TurnQueued {
+			next = &turns[i]
+			break
+		}
+	}
+	if next == nil {
+		return false, nil
+	}
+	s, err := m.cfg.Store.SessionGet(ctx, m.cfg.Workspace, id)
+	if err != nil {
+		return false, err
+	}
+	return true, m.runTurn(ctx, s, *next)
+}
+
+// Cancel cancels a turn: a queued turn ends cancelled at once; a running
+// one is asked to stop (its prompt then ends cancelled and settles
+// nothing). A turn that already ended is jam.ErrConflict.
+func (m *Manager) Cancel(ctx context.Context, id jam.TurnID) error {
+	m.mu.Lock()
+	r, ok := m.running[id]
+	m.mu.Unlock()
+	if ok {
+		return r.host.Cancel(r.thread)
+	}
+	t, err := m.cfg.Store.TurnGet(ctx, m.cfg.Workspace, id)
+	if err != nil {
+		return err
+	}
+	if t.State != jam.TurnQueued {
+		return fmt.Errorf("%w: turn %s is %s", jam.ErrConflict, id, t.State)
+	}
+	_, err = m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: id, From: jam.TurnQueued, To: jam.TurnCancelled,
+		Reason: jam.ReasonCancelledByUser, At: m.cfg.Now()})
+	return err
+}

@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeHost is an agent process that answers from a function.
+type fakeHost struct {
+	answer func(text string) (Answer, error)
+	exited chan struct{}
+	once   sync.Once
+}
+
+func (h *fakeHost) NewSession(context.Context, string) (string, error) { return "thread-1", nil }
+func (h *fakeHost) LoadSession(context.Context, string, string) error  { return nil }
+func (h *fakeHost) Prompt(_ context.Context, _, text string) (Answer, error) {
+	return h.answer(text)
+}
+func (h *fakeHost) Cancel(string) error     { return nil }
+func (h *fakeHost) Exited() <-chan struct{} { return h.exited }
+func (h *fakeHost) Pid() int                { return 4242 }
+func (h *fakeHost) Stop(context.Context) error {
+	h.once.Do(func() { close(h.exited) })
+	return nil
+}
+
+// settler records what the runtime settled.
+type settler struct {
+	mu      sync.Mutex
+	replies map[jam.PlatformMessageID]string
+	acks    map[jam.PlatformMessageID]bool
+	done    chan jam.PlatformMessageID
+}
+
+func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (engine.InboxItem, error) {
+	return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "ann", Content: "do " + string(msg)}, nil
+}
+func (s *settler) Reply(_ context.Context, rp engine.ReplyParams) (engine.ReplyResult, error) {
+	s.mu.Lock()
+	s.replies[rp.MessageID] = rp.Text
+	s.mu.Unlock()
+	s.done <- rp.MessageID
+	return engine.ReplyResult{}, nil
+}
+func (s *settler) Ack(_ context.Context, _ jam.WorkspaceID, _ jam.PeerKey, msg jam.PlatformMessageID) error {
+	s.mu.Lock()
+	s.acks[msg] = true
+	s.mu.Unlock()
+	s.done <- msg
+	return nil
+}
+func (s *settler) Working(jam.WorkspaceID, jam.PeerKey, jam.RoomID) func() { return func() {} }
+
+type bundle struct {
+	st   *sqlite.Store
+	ws   jam.WorkspaceID
+	sess store.Session
+	set  *settler
+	m    *jam.Minter
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "jam.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	m := jam.NewMinter(nil, nil)
+	w, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](m), Name: "default", At: time.Now()})
+	require.NoError(t, err)
+	key := jam.PeerKey{Profile: "local", Scope: "demo"}
+	tm, err := st.TemplatePut(ctx, store.Template{ID: jam.New[jam.TemplateID](m), WorkspaceID: w.ID, Peer: key,
+		Desired: store.TemplateConfig{Harness: "acp", Command: []string{"agent"}, Placement: jam.PlacementShared, Permission: "allow"}, CreatedAt: time.Now()})
+	require.NoError(t, err)
+	s, err := st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: w.ID, TemplateID: tm.ID, Peer: key,
+		Room: "0190a1b2-0000-4000-8000-0000000000aa", CreatedAt: time.Now()})
+	require.NoError(t, err)
+	_, err = st.WorktreePut(ctx, store.Worktree{ID: jam.New[jam.WorktreeID](m), WorkspaceID: w.ID, SessionID: s.ID, Path: t.TempDir(), State: store.WorktreeActive, CreatedAt: time.Now()})
+	require.NoError(t, err)
+	return &bundle{st: st, ws: w.ID, sess: s, m: m,
+		set: &settler{replies: map[jam.PlatformMessageID]string{}, acks: map[jam.PlatformMessageID]bool{}, done: make(chan jam.PlatformMessageID, 16)}}
+}
+
+func (b *bundle) manager(t *testing.T, answer func(string) (Answer, error)) *Manager {
+	t.Helper()
+	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
+		Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+			return &fakeHost{answer: answer, exited: make(chan struct{})}, nil
+		}})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, m.Stop(context.Background())) })
+	return m
+}
+
+func (b *bundle) deliver(t *testing.T, m *Manager, msg jam.PlatformMessageID) {
+	t.Helper()
+	require.NoError(t, m.Deliver(t.Context(), engine.Delivery{
+		Binding: store.Binding{SessionID: b.sess.ID, Mode: jam.RuntimeOwned, Peer: b.sess.Peer, Room: b.sess.Room},
+		Row:     store.QueueRow{MessageID: msg},
+	}))
+}
+
+func TestManager_repliesAcksAndDedupes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.manager(t, func(text string) (Answer, error) {
+		if text == "ann wrote in the room:\ndo 0190a1b2-0000-4000-8000-000000000002" {
+			return Answer{StopReason: "end_turn", Text: noReply}, nil
+		}
+		return Answer{StopReason: "end_turn", Text: "done: " + text}, nil
+	})
+	first, second := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000001"), jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000002")
+	b.deliver(t, m, first)
+	b.deliver(t, m, first) // a redelivery of a message with an open turn adds none
+	b.deliver(t, m, second)
+	got := []jam.PlatformMessageID{<-b.set.done, <-b.set.done}
+	require.Equal(t, []jam.PlatformMessageID{first, second}, got, "turns run in order")
+	require.Contains(t, b.set.replies[first], "done: ann wrote in the room")
+	require.True(t, b.set.acks[second], "NO_REPLY acknowledges")
+
+	require.NoError(t, m.Stop(context.Background()))
+	turns, err := b.st.TurnList(t.Context(), b.ws, b.sess.ID)
+	require.NoError(t, err)
+	require.Len(t, turns, 2)
+	for _, tr := range turns {
+		require.Equal(t, jam.TurnSucceeded, tr.State)
+		require.Equal(t, int64(1), tr.LeaseGeneration)
+	}
+}
+
+func TestManager_startInterruptsTurnsADeadDaemonLeftActive(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	msg := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000009")
+	// A previous run: a lease and a running turn, then the daemon died.
+	l, err := b.st.LeaseAcquire(ctx, store.LeaseAcquireParams{WorkspaceID: b.ws, ID: jam.New[jam.LeaseID](b.m), Holder: string(b.sess.TemplateID), Pid: 1, At: time.Now()})
+	require.NoError(t, err)
+	tr, err := b.st.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](b.m), WorkspaceID: b.ws, SessionID: b.sess.ID, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: time.Now()})
+	require.NoError(t, err)
+	for _, mv := range [][2]jam.TurnState{{jam.TurnQueued, jam.TurnPreparing}, {jam.TurnPreparing, jam.TurnRunning}} {
+		_, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: mv[0], To: mv[1], LeaseID: l.ID, LeaseGeneration: l.Generation, At: time.Now()})
+		require.NoError(t, err)
+	}
+
+	var calls sync.Mutex
+	n := 0
+	m := b.manager(t, func(string) (Answer, error) {
+		calls.Lock()
+		defer calls.Unlock()
+		n++
+		return Answer{StopReason: "end_turn", Text: "answered"}, nil
+	})
+	require.Equal(t, msg, <-b.set.done, "the message is answered by a new turn")
+	require.NoError(t, m.Stop(context.Background()))
+	turns, err := b.st.TurnList(ctx, b.ws, b.sess.ID)
+	require.NoError(t, err)
+	require.Len(t, turns, 2)
+	require.Equal(t, jam.TurnInterrupted, turns[0].State)
+	require.Equal(t, jam.ReasonDaemonRestarted, turns[0].Reason)
+	require.Equal(t, jam.TurnSucceeded, turns[1].State)
+	require.Equal(t, int64(2), turns[1].LeaseGeneration, "a new lease")
+	require.Equal(t, 1, n)
+}
+
+func TestManager_failedPromptSettlesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.manager(t, func(string) (Answer, error) { return Answer{}, errors.New("model unavailable") })
+	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000003")
+	require.Eventually(t, func() bool {
+		turns, err := b.st.TurnList(t.Context(), b.ws, b.sess.ID)
+		require.NoError(t, err)
+		return len(turns) == 1 && turns[0].State == jam.TurnFailed
+	}, 10*time.Second, time.Millisecond)
+	require.Empty(t, b.set.replies)
+	require.Empty(t, b.set.acks)
+}

@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// noReply is the answer with which an agent says a message needs no reply:
+// the message is acknowledged instead.
+const noReply = "NO_REPLY"
+
+// runTurn runs one queued turn to its end.
+func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) error {
+	tmpl, err := m.cfg.Store.TemplateGet(ctx, m.cfg.Workspace, s.TemplateID)
+	if err != nil {
+		return err
+	}
+	wt, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, s.ID)
+	if err != nil {
+		return err
+	}
+	l, err := m.hostFor(ctx, tmpl, s)
+	if err != nil {
+		return err
+	}
+	move := func(from, to jam.TurnState, reason string) error {
+		var err error
+		t, err = m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: from, To: to,
+			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()})
+		return err
+	}
+	if err := move(jam.TurnQueued, jam.TurnPreparing, ""); err != nil {
+		return err
+	}
+	thread, err := m.sessionOn(ctx, l, s, wt.Path)
+	if err != nil {
+		return m.endTurn(ctx, l, t, jam.ReasonHarnessError, err)
+	}
+	msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
+	if err != nil {
+		// The message was settled or retired meanwhile: nothing to answer.
+		return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+	}
+	if err := move(jam.TurnPreparing, jam.TurnRunning, ""); err != nil {
+		return err
+	}
+	endWork := m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
+	m.mu.Lock()
+	m.running[t.ID] = running{host: l.host, thread: thread}
+	m.mu.Unlock()
+	ans, perr := l.host.Prompt(ctx, thread, prompt(msg))
+	m.mu.Lock()
+	delete(m.running, t.ID)
+	m.mu.Unlock()
+	endWork()
+	// With the answer in hand, the bookkeeping finishes even when the
+	// daemon is stopping: Stop waits for it.
+	stopping := ctx.Err() != nil
+	ctx = context.WithoutCancel(ctx)
+	if perr != nil {
+		return m.endTurn(ctx, l, t, jam.ReasonHarnessError, perr)
+	}
+	if ans.StopReason == "cancelled" && stopping {
+		// Cut short by the daemon's stop, not by a person: the message is
+		// answered by the next turn, after the restart.
+		return m.interrupt(ctx, t, jam.ReasonDaemonRestarted)
+	}
+	if ans.StopReason == "cancelled" {
+		if err := move(jam.TurnRunning, jam.TurnCancelling, jam.ReasonCancelledByUser); err != nil {
+			return err
+		}
+		return move(jam.TurnCancelling, jam.TurnCancelled, jam.ReasonCancelledByUser)
+	}
+	// Only now, with the answer in hand and the lease still ours, settle.
+	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {
+		return err
+	}
+	text := strings.TrimSpace(ans.Text)
+	var serr error
+	if text == "" || text == noReply {
+		serr = m.cfg.Settler.Ack(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
+	} else {
+		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: text})
+	}
+	if serr != nil {
+		// The message stays queued: it is answered by a later turn.
+		m.log.Warn("turn answer not settled", "turn", t.ID, "err", serr)
+		if err := move(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed); err != nil {
+			return err
+		}
+		_, err := m.enqueue(ctx, s.ID, t.SourceMessageID)
+		return err
+	}
+	return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
+}
+
+// prompt is the text a turn gives the agent for a message.
+func prompt(msg engine.InboxItem) string {
+	from := msg.SenderName
+	if from == "" {
+		from = string(msg.SenderID)
+	}
+	return fmt.Sprintf("%s wrote in the room:\n%s", from, msg.Content)
+}
+
+// endTurn ends an active turn that failed on the host's side. If the
+// process died, the turn is interrupted, the lease ends, and the message is
+// queued again for the next turn (which gets a new lease); otherwise the
+// turn fails and settles nothing.
+func (m *Manager) endTurn(ctx context.Context, l *lease, t store.Turn, reason string, cause error) error {
+	select {
+	case <-l.host.Exited():
+		m.dropHost(l)
+		if err := m.interrupt(ctx, t, jam.ReasonProcessExited); err != nil {
+			return err
+		}
+		return nil
+	default:
+	}
+	m.log.Warn("turn failed", "turn", t.ID, "err", cause)
+	_, err := m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: t.State, To: jam.TurnFailed,
+		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
+	return err
+}
+
+// interrupt ends an active turn whose process is gone, ends its lease if
+// still live, and queues its message again.
+func (m *Manager) interrupt(ctx context.Context, t store.Turn, reason string) error {
+	_, err := m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: t.State, To: jam.TurnInterrupted,
+		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
+	if err != nil {
+		return fmt.Errorf("interrupt turn %s: %w", t.ID, err)
+	}
+	if t.LeaseID != "" {
+		if err := m.cfg.Store.LeaseEnd(ctx, m.cfg.Workspace, t.LeaseID, reason, m.cfg.Now()); err != nil && !errors.Is(err, jam.ErrConflict) {
+			return err
+		}
+	}
+	if t.SourceMessageID != "" {
+		if _, err := m.enqueue(ctx, t.SessionID, t.SourceMessageID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Runtime is the part of the seam that holds owned runtimes: templates,
+// sessions, turns (with their journal), leases and worktrees.
+type Runtime interface {
+	// TemplatePut creates the template of a peer: desired generation 1,
+	// nothing effective yet. A peer has one template (jam.ErrAlreadyExists).
+	TemplatePut(ctx context.Context, t Template) (Template, error)
+	// TemplateGet returns one template.
+	TemplateGet(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID) (Template, error)
+	// TemplateForPeer returns the template of a peer.
+	TemplateForPeer(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (Template, error)
+	// TemplateList returns the workspace's templates.
+	TemplateList(ctx context.Context, ws jam.WorkspaceID) ([]Template, error)
+	// TemplateConfigure replaces the desired configuration, bumps the
+	// desired generation and records what changed.
+	TemplateConfigure(ctx context.Context, p TemplateConfigureParams) (Template, error)
+	// TemplateApplied records that a lease started with the desired
+	// configuration of generation: effective catches up and the pending
+	// change empties. A generation that is no longer the desired one is
+	// jam.ErrConflict (the configuration changed again meanwhile).
+	TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (Template, error)
+
+	// SessionCreate creates a room's session; a peer has at most one open
+	// session per room (jam.ErrAlreadyExists).
+	SessionCreate(ctx context.Context, s Session) (Session, error)
+	// SessionGet returns one session.
+	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (Session, error)
+	// SessionForRoom returns the open session of (peer, room).
+	SessionForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (Session, error)
+	// SessionList returns the workspace's sessions, oldest first.
+	SessionList(ctx context.Context, ws jam.WorkspaceID) ([]Session, error)
+	// SessionSetThread records the agent's own session id.
+	SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error
+
+	// TurnEnqueue appends a queued turn to its session (Seq assigned) and
+	// journals it, in one transaction.
+	TurnEnqueue(ctx context.Context, t Turn) (Turn, error)
+	// TurnGet returns one turn.
+	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (Turn, error)
+	// TurnList returns a session's turns in order.
+	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]Turn, error)
+	// TurnTransition moves a turn and journals the move, in one
+	// transaction. See TurnTransitionParams for the fencing rules.
+	TurnTransition(ctx context.Context, p TurnTransitionParams) (Turn, error)
+	// TurnJournal returns a turn's transitions in order.
+	TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnJournalEntry, error)
+
+	// LeaseAcquire ends the holder's live lease, if any (reason
+	// lease_replaced), and starts a new one with the next generation, in
+	// one transaction.
+	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lease, error)
+	// LeaseEnd ends a live lease; ending one already ended is
+	// jam.ErrConflict.
+	LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error
+	// LeaseLive returns the holder's live lease.
+	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (Lease, error)
+
+	// WorktreePut records a session's worktree (or updates it by id).
+	WorktreePut(ctx context.Context, w Worktree) (Worktree, error)
+	// WorktreeForSession returns a session's worktree.
+	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (Worktree, error)
+}
+
+// TemplateConfig is the desired (or effective) configuration of one agent
+// identity.
+type TemplateConfig struct {
+	// Harness names the adapter ("acp").
+	Harness string `json:"harness"`
+	// Command is the agent's argv.
+	Command []string `json:"command"`
+	// Model is passed to the agent when it takes one; optional.
+	Model     string        `json:"model,omitempty"`
+	Placement jam.Placement `json:"placement"`
+	// Repo is the repository sessions get worktrees of; "" gives each
+	// session an empty workspace directory.
+	Repo string `json:"repo,omitempty"`
+	// Permission answers the agent's permission requests: allow or reject.
+	Permission string `json:"permission"`
+}
+
+// Template is a runtime template.
+type Template struct {
+	ID                  jam.TemplateID
+	WorkspaceID         jam.WorkspaceID
+	Peer                jam.PeerKey
+	Desired             TemplateConfig
+	DesiredGeneration   int64
+	Effective           TemplateConfig
+	EffectiveGeneration int64
+	// PendingChange names what changed since the effective generation;
+	// "" when nothing is outstanding.
+	PendingChange string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Outstanding reports whether a configuration change waits to be applied.
+func (t Template) Outstanding() bool { return t.DesiredGeneration != t.EffectiveGeneration }
+
+// TemplateConfigureParams change a template's desired configuration.
+type TemplateConfigureParams struct {
+	WorkspaceID jam.WorkspaceID
+	ID          jam.TemplateID
+	Desired     TemplateConfig
+	// Change describes the change for operators ("model=x").
+	Change string
+	At     time.Time
+}
+
+// Session is one room's conversation with an owned agent.
+type Session struct {
+	ID             jam.SessionID
+	WorkspaceID    jam.WorkspaceID
+	TemplateID     jam.TemplateID
+	Peer           jam.PeerKey
+	Room           jam.RoomID
+	Lifecycle      jam.SessionLifecycle
+	ProviderThread string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Turn is one accepted work request of a session.
+type Turn struct {
+	ID          jam.TurnID
+	WorkspaceID jam.WorkspaceID
+	SessionID   jam.SessionID
+	// Seq orders the session's turns; assigned by the store.
+	Seq             int64
+	Routing         jam.Routing
+	SourceMessageID jam.PlatformMessageID
+	State           jam.TurnState
+	Reason          string
+	LeaseID         jam.LeaseID
+	LeaseGeneration int64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// TurnTransitionParams move a turn from From to To.
+//
+// Fencing: moving a queued turn to preparing binds it to LeaseID and
+// LeaseGeneration, which must name the live lease. Every later move of
+// the active turn must carry the same lease id and generation, else
+// jam.ErrLeaseLost; and unless the move is to interrupted (which the
+// supervisor records after the lease died) the lease must still be live,
+// else jam.ErrLeaseLost too. A turn not in From is jam.ErrConflict; a move
+// the state machine does not allow is jam.ErrInvalid.
+type TurnTransitionParams struct {
+	WorkspaceID     jam.WorkspaceID
+	ID              jam.TurnID
+	From, To        jam.TurnState
+	Reason          string
+	LeaseID         jam.LeaseID
+	LeaseGeneration int64
+	At              time.Time
+}
+
+// TurnJournalEntry is one recorded transition.
+type TurnJournalEntry struct {
+	Seq             int64
+	TurnID          jam.TurnID
+	From, To        jam.TurnState
+	Reason          string
+	LeaseGeneration int64
+	At              time.Time
+}
+
+// Lease states.
+const (
+	LeaseLive  = "live"
+	LeaseEnded = "ended"
+)
+
+// Lease is one agent process serving a holder.
+type Lease struct {
+	ID          jam.LeaseID
+	WorkspaceID jam.WorkspaceID
+	// Holder is the template id (shared placement) or session id
+	// (dedicated) the lease serves.
+	Holder     string
+	Generation int64
+	State      string
+	Reason     string
+	Pid        int
+	StartedAt  time.Time
+	EndedAt    time.Time
+}
+
+// LeaseAcquireParams start a lease.
+type LeaseAcquireParams struct {
+	WorkspaceID jam.WorkspaceID
+	ID          jam.LeaseID
+	Holder      string
+	Pid         int
+	At          time.Time
+}
+
+// Worktree states.
+const (
+	WorktreeActive   = "active"
+	WorktreeArchived = "archived"
+	WorktreeRemoved  = "removed"
+)
+
+// Worktree is a session's working tree.
+type Worktree struct {
+	ID          jam.WorktreeID
+	WorkspaceID jam.WorkspaceID
+	SessionID   jam.SessionID
+	// Repo is the repository it is a worktree of; "" for a plain
+	// workspace directory.
+	Repo      string
+	Path      string
+	Branch    string
+	State     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}

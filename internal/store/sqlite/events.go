@@ -1,0 +1,308 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// SQL of the events table.
+const (
+	eventColumns = `seq, workspace_id, kind, profile, scope, room_id, message_id, payload, created_at`
+	// eventInsertHead and eventInsertRow build the statement that appends
+	// a chunk of a batch: the row is repeated once per event (at most
+	// eventInsertMax times). RETURNING names the sequences; its order is
+	// unspecified, but the rows are inserted in the order listed and each
+	// takes a sequence above every earlier one (AUTOINCREMENT on the one
+	// writer), so the sorted sequences match the rows in order.
+	eventInsertHead = `INSERT INTO events (workspace_id, kind, profile, scope, room_id, message_id, payload, created_at) VALUES `
+	eventInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?)`
+	eventInsertTail = ` RETURNING seq`
+	// eventInsertMax bounds the events of one statement (8 parameters
+	// each, far below SQLite's limit of 32766). It is a power of two.
+	eventInsertMax   = 256
+	eventSelectAfter = `SELECT ` + eventColumns + ` FROM events WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	eventSelectLast  = `SELECT COALESCE(MAX(seq), 0) FROM events WHERE workspace_id = ?`
+	eventDeleteOld   = `DELETE FROM events WHERE created_at < ?`
+	// The subquery finds the newest event beyond the ones kept (NULL, so
+	// nothing goes, when there are no more than that).
+	eventDeleteBeyond = `DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC LIMIT 1 OFFSET ?)`
+)
+
+// emptyPayload is what an event without a payload stores.
+const emptyPayload = "{}"
+
+// EventAppend implements [store.Events]. Every record is validated before
+// the transaction starts. Like SpoolAppend, the batch goes in as few
+// multi-row statements as its size allows, prepared once per power-of-two
+// size and cached (eventInsertCache).
+func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]int64, error) {
+	rows := make([]store.EventRecord, len(events))
+	for i, e := range events {
+		var err error
+		if rows[i], err = validateEvent(e); err != nil {
+			return nil, fmt.Errorf("event append: event %d (%s): %w", i, e.Kind, err)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var sizes []int
+	var stmts []*sql.Stmt
+	for left, size := len(rows), eventInsertMax; left > 0; left -= size {
+		for size > left {
+			size /= 2
+		}
+		// Prepared before the transaction: preparing on the pool inside it
+		// would wait for the one writer connection the transaction holds.
+		stmt, err := s.eventInserts.get(ctx, s.writer, size)
+		if err != nil {
+			return nil, fmt.Errorf("event append: %w", err)
+		}
+		sizes, stmts = append(sizes, size), append(stmts, stmt)
+	}
+	seqs := make([]int64, 0, len(rows))
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		seqs = seqs[:0]
+		start := 0
+		for i, size := range sizes {
+			chunk, err := eventInsertChunk(ctx, tx.StmtContext(ctx, stmts[i]), rows[start:start+size])
+			if err != nil {
+				return err
+			}
+			seqs = append(seqs, chunk...)
+			start += size
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("event append: %w", err)
+	}
+	return seqs, nil
+}
+
+// eventInsertChunk inserts rows with stmt and returns their sequences in
+// row order.
+func eventInsertChunk(ctx context.Context, stmt *sql.Stmt, rows []store.EventRecord) ([]int64, error) {
+	args := make([]any, 0, 8*len(rows))
+	for _, e := range rows {
+		args = append(args, e.WorkspaceID, e.Kind, e.Peer.Profile, e.Peer.Scope, e.Room, e.MessageID, string(e.Payload), e.CreatedAt.UnixMicro())
+	}
+	r, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	seqs := make([]int64, 0, len(rows))
+	for r.Next() {
+		var seq int64
+		if err := r.Scan(&seq); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if len(seqs) != len(rows) {
+		return nil, fmt.Errorf("inserted %d events, got %d sequences", len(rows), len(seqs))
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+// validateEvent checks an event and returns it in stored form: UUIDs
+// canonical, an empty payload as {}.
+func validateEvent(e store.EventRecord) (store.EventRecord, error) {
+	if err := validateWorkspaceID(e.WorkspaceID); err != nil {
+		return e, err
+	}
+	if err := validateEventKind(e.Kind); err != nil {
+		return e, err
+	}
+	if !e.Peer.IsZero() {
+		if err := e.Peer.Validate(); err != nil {
+			return e, err
+		}
+	}
+	var err error
+	if e.Room != "" {
+		if e.Room, err = parseUUID(e.Room); err != nil {
+			return e, err
+		}
+	}
+	if e.MessageID != "" {
+		if e.MessageID, err = parseUUID(e.MessageID); err != nil {
+			return e, err
+		}
+	}
+	if e.Payload, err = validateEventPayload(e.Payload); err != nil {
+		return e, err
+	}
+	return e, validateTime("created at", e.CreatedAt)
+}
+
+func validateEventKind(kind string) error {
+	if kind == "" {
+		return fmt.Errorf("%w: event kind is empty", jam.ErrInvalid)
+	}
+	if len(kind) > store.MaxEventKindLen {
+		return fmt.Errorf("%w: event kind is longer than %d bytes", jam.ErrInvalid, store.MaxEventKindLen)
+	}
+	for i := 0; i < len(kind); i++ {
+		c := kind[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: event kind %q: character %q is not allowed", jam.ErrInvalid, kind, c)
+		}
+	}
+	return nil
+}
+
+// validateEventPayload accepts a JSON object (or nothing, stored as {}).
+// The text must also be storable as TEXT: JSON escapes NUL, so a valid
+// document never holds a raw one, and invalid UTF-8 is refused.
+func validateEventPayload(p json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(p)) == 0 {
+		return json.RawMessage(emptyPayload), nil
+	}
+	if len(p) > store.MaxEventPayloadLen {
+		return nil, fmt.Errorf("%w: event payload is %d bytes, over %d", jam.ErrInvalid, len(p), store.MaxEventPayloadLen)
+	}
+	// json.Valid lets invalid UTF-8 inside strings pass.
+	if !json.Valid(p) || !utf8.Valid(p) || bytes.TrimLeft(p, " \t\r\n")[0] != '{' {
+		return nil, fmt.Errorf("%w: event payload is not a JSON object", jam.ErrInvalid)
+	}
+	return p, nil
+}
+
+// EventList implements [store.Events].
+func (s *Store) EventList(ctx context.Context, ws jam.WorkspaceID, after int64, limit int) ([]store.EventRecord, error) {
+	if err := validateWorkspaceID(ws); err != nil {
+		return nil, fmt.Errorf("event list: %w", err)
+	}
+	if limit < 1 || limit > store.MaxEventListLimit {
+		return nil, fmt.Errorf("event list: %w: limit %d is outside 1 to %d", jam.ErrInvalid, limit, store.MaxEventListLimit)
+	}
+	out, err := queryAll(ctx, s.reader, scanEvent, eventSelectAfter, ws, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("event list: %w", err)
+	}
+	return out, nil
+}
+
+// EventLast implements [store.Events].
+func (s *Store) EventLast(ctx context.Context, ws jam.WorkspaceID) (int64, error) {
+	if err := validateWorkspaceID(ws); err != nil {
+		return 0, fmt.Errorf("event last: %w", err)
+	}
+	var seq int64
+	if err := s.reader.QueryRowContext(ctx, eventSelectLast, ws).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("event last: %w", err)
+	}
+	return seq, nil
+}
+
+// EventPrune implements [store.Events]: both deletes share one
+// transaction.
+func (s *Store) EventPrune(ctx context.Context, keepNewest int, before time.Time) (int, error) {
+	if keepNewest < 1 {
+		return 0, fmt.Errorf("event prune: %w: keep %d must be positive", jam.ErrInvalid, keepNewest)
+	}
+	if before.IsZero() {
+		return 0, fmt.Errorf("event prune: %w: zero time", jam.ErrInvalid)
+	}
+	var n int64
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		for _, q := range []struct {
+			sql string
+			arg any
+		}{{eventDeleteOld, before.UnixMicro()}, {eventDeleteBeyond, keepNewest}} {
+			res, err := tx.ExecContext(ctx, q.sql, q.arg)
+			if err != nil {
+				return err
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			n += k
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("event prune: %w", err)
+	}
+	return int(n), nil
+}
+
+func scanEvent(r scanner) (store.EventRecord, error) {
+	var e store.EventRecord
+	var payload string
+	var at int64
+	err := r.Scan(&e.Seq, &e.WorkspaceID, &e.Kind, &e.Peer.Profile, &e.Peer.Scope, &e.Room, &e.MessageID, &payload, &at)
+	e.Payload = json.RawMessage(payload)
+	e.CreatedAt = fromMicros(at)
+	return e, err
+}
+
+// eventInsertCache holds the insert statement prepared on the writer for
+// each power-of-two row count, for the reason spoolInsertCache gives: a
+// multi-row statement costs as much to parse as several rows to insert.
+type eventInsertCache struct {
+	mu    sync.Mutex
+	stmts map[int]*sql.Stmt // guarded by mu
+}
+
+// get returns the statement for n rows, preparing it on first use.
+func (c *eventInsertCache) get(ctx context.Context, db *sql.DB, n int) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[n]; ok {
+		return st, nil
+	}
+	var q strings.Builder
+	q.Grow(len(eventInsertHead) + n*(len(eventInsertRow)+2) + len(eventInsertTail))
+	q.WriteString(eventInsertHead)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(eventInsertRow)
+	}
+	q.WriteString(eventInsertTail)
+	st, err := db.PrepareContext(ctx, q.String())
+	if err != nil {
+		return nil, err
+	}
+	if c.stmts == nil {
+		c.stmts = map[int]*sql.Stmt{}
+	}
+	c.stmts[n] = st
+	return st, nil
+}
+
+// close closes every cached statement.
+func (c *eventInsertCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for n, st := range c.stmts {
+		if err := st.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(c.stmts, n)
+	}
+	return first
+}
+
+var _ store.Events = (*Store)(nil)

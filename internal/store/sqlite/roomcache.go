@@ -1,0 +1,433 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// SQL of the room cache tables: room_cache_state, room_cache_items,
+// room_system_messages and attention_items (migration 0005).
+const (
+	accountCountByID = `SELECT COUNT(*) FROM accounts WHERE workspace_id = ? AND id = ?`
+
+	roomStateSelectSeq = `SELECT seq FROM room_cache_state WHERE workspace_id = ? AND account_id = ? AND room_id = ?`
+	roomStateInsert    = `INSERT INTO room_cache_state (workspace_id, account_id, room_id, seq, updated_at) VALUES (?, ?, ?, ?, ?)`
+	roomStateAdvance   = `UPDATE room_cache_state SET seq = ?, updated_at = ?
+WHERE workspace_id = ? AND account_id = ? AND room_id = ? AND seq < ?`
+	roomStateSelectAll = `SELECT room_id, seq, updated_at FROM room_cache_state
+WHERE workspace_id = ? AND account_id = ? ORDER BY room_id`
+
+	roomItemColumns   = `message_id, seq, inserted_at, sealed`
+	roomItemDeleteAll = `DELETE FROM room_cache_items WHERE workspace_id = ? AND account_id = ? AND room_id = ?`
+	roomItemDeleteOne = `DELETE FROM room_cache_items WHERE workspace_id = ? AND account_id = ? AND room_id = ? AND message_id = ?`
+	roomItemUpsert    = `INSERT INTO room_cache_items (workspace_id, account_id, room_id, ` + roomItemColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (workspace_id, account_id, room_id, message_id) DO UPDATE SET
+    seq = excluded.seq,
+    inserted_at = excluded.inserted_at,
+    sealed = excluded.sealed`
+	// roomItemTrim keeps the newest ? items of a room.
+	roomItemTrim = `DELETE FROM room_cache_items WHERE workspace_id = ? AND account_id = ? AND room_id = ? AND message_id NOT IN (
+    SELECT message_id FROM room_cache_items WHERE workspace_id = ? AND account_id = ? AND room_id = ?
+    ORDER BY inserted_at DESC, message_id DESC LIMIT ?)`
+	roomItemSelect = `SELECT ` + roomItemColumns + ` FROM room_cache_items
+WHERE workspace_id = ? AND account_id = ? AND room_id = ? ORDER BY inserted_at DESC, message_id DESC LIMIT ?`
+
+	roomSystemColumns   = `workspace_id, account_id, room_id, message_id, participant_id, inserted_at, sealed, created_at`
+	roomSystemInsert    = `INSERT INTO room_system_messages (` + roomSystemColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	roomSystemDeleteAll = `DELETE FROM room_system_messages WHERE workspace_id = ? AND account_id = ? AND room_id = ?`
+	roomSystemTrim      = `DELETE FROM room_system_messages WHERE workspace_id = ? AND account_id = ? AND room_id = ? AND message_id NOT IN (
+    SELECT message_id FROM room_system_messages WHERE workspace_id = ? AND account_id = ? AND room_id = ?
+    ORDER BY inserted_at DESC, message_id DESC LIMIT ?)`
+	roomSystemSelect = `SELECT ` + roomSystemColumns + ` FROM room_system_messages
+WHERE workspace_id = ? AND account_id = ? AND room_id = ? ORDER BY inserted_at DESC, message_id DESC LIMIT ?`
+
+	attentionColumns = `workspace_id, account_id, message_id, room_id, sender_id, kind, message_at, staged_at`
+	attentionInsert  = `INSERT INTO attention_items (` + attentionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	attentionTrim    = `DELETE FROM attention_items WHERE workspace_id = ? AND account_id = ? AND message_id NOT IN (
+    SELECT message_id FROM attention_items WHERE workspace_id = ? AND account_id = ?
+    ORDER BY staged_at DESC, message_id DESC LIMIT ?)`
+	attentionSelect = `SELECT ` + attentionColumns + ` FROM attention_items
+WHERE workspace_id = ? AND account_id = ? ORDER BY staged_at DESC, message_id DESC LIMIT ?`
+)
+
+// RoomCacheApply implements [store.RoomCache]. The watermark is read and
+// advanced inside the writer's IMMEDIATE transaction, so two writes of one
+// room can never both pass the check with the same sequence.
+func (s *Store) RoomCacheApply(ctx context.Context, p store.RoomCacheApplyParams) error {
+	p, err := validateRoomCacheApply(p)
+	if err != nil {
+		return fmt.Errorf("room cache apply %s@%d: %w", p.Room, p.Seq, err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		if err := advanceRoomState(ctx, tx, p); err != nil {
+			return err
+		}
+		if p.Replace {
+			if _, err := tx.ExecContext(ctx, roomItemDeleteAll, p.WorkspaceID, p.AccountID, p.Room); err != nil {
+				return err
+			}
+		}
+		for _, id := range p.Deletes {
+			if _, err := tx.ExecContext(ctx, roomItemDeleteOne, p.WorkspaceID, p.AccountID, p.Room, id); err != nil {
+				return err
+			}
+		}
+		for _, it := range p.Upserts {
+			if _, err := tx.ExecContext(ctx, roomItemUpsert, p.WorkspaceID, p.AccountID, p.Room,
+				it.MessageID, it.Seq, it.InsertedAt.UnixMicro(), it.Sealed); err != nil {
+				return err
+			}
+		}
+		if len(p.Upserts) > 0 {
+			if _, err := tx.ExecContext(ctx, roomItemTrim, p.WorkspaceID, p.AccountID, p.Room,
+				p.WorkspaceID, p.AccountID, p.Room, store.RoomCacheWindow); err != nil {
+				return err
+			}
+		}
+		return stageAttention(ctx, tx, p.WorkspaceID, p.AccountID, p.Attention)
+	})
+	if err != nil {
+		return fmt.Errorf("room cache apply %s@%d: %w", p.Room, p.Seq, err)
+	}
+	return nil
+}
+
+// advanceRoomState moves the room's watermark to p.Seq, creating it on the
+// first write of the room, and refuses a sequence that does not advance.
+func advanceRoomState(ctx context.Context, tx *sql.Tx, p store.RoomCacheApplyParams) error {
+	var seq int64
+	err := tx.QueryRowContext(ctx, roomStateSelectSeq, p.WorkspaceID, p.AccountID, p.Room).Scan(&seq)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := requireAccount(ctx, tx, p.WorkspaceID, p.AccountID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, roomStateInsert, p.WorkspaceID, p.AccountID, p.Room, p.Seq, p.At.UnixMicro())
+		return err
+	case err != nil:
+		return err
+	case p.Seq <= seq:
+		return fmt.Errorf("%w: sequence %d is at or below the stored watermark %d", jam.ErrConflict, p.Seq, seq)
+	}
+	_, err = tx.ExecContext(ctx, roomStateAdvance, p.Seq, p.At.UnixMicro(), p.WorkspaceID, p.AccountID, p.Room, p.Seq)
+	return err
+}
+
+// requireAccount reports a missing account as jam.ErrNotFound.
+func requireAccount(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, acct jam.AccountID) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, accountCountByID, ws, acct).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("account %s: %w", acct, jam.ErrNotFound)
+	}
+	return nil
+}
+
+// stageAttention inserts items not staged yet and trims the account's items
+// to the newest store.MaxAttentionItems.
+func stageAttention(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, acct jam.AccountID, items []store.AttentionItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	for _, a := range items {
+		if _, err := tx.ExecContext(ctx, attentionInsert, ws, acct, a.MessageID, a.Room, a.SenderID, a.Kind,
+			a.MessageAt.UnixMicro(), a.StagedAt.UnixMicro()); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, attentionTrim, ws, acct, ws, acct, store.MaxAttentionItems)
+	return err
+}
+
+// validateRoomCacheApply checks p and returns it with its UUIDs canonical
+// and its attention items scoped to p's workspace, account and room.
+func validateRoomCacheApply(p store.RoomCacheApplyParams) (store.RoomCacheApplyParams, error) {
+	var err error
+	if p.Room, err = validateRoomKey(p.WorkspaceID, p.AccountID, p.Room); err != nil {
+		return p, err
+	}
+	if p.Seq < 1 {
+		return p, fmt.Errorf("%w: sequence %d is not positive", jam.ErrInvalid, p.Seq)
+	}
+	if err := validateTime("at", p.At); err != nil {
+		return p, err
+	}
+	if n := len(p.Upserts) + len(p.Deletes); n > store.MaxRoomCacheApplyItems {
+		return p, fmt.Errorf("%w: %d upserts and deletes, over %d", jam.ErrInvalid, n, store.MaxRoomCacheApplyItems)
+	}
+	seen := make(map[jam.PlatformMessageID]bool, len(p.Upserts)+len(p.Deletes))
+	upserts := make([]store.RoomCacheItem, len(p.Upserts))
+	for i, it := range p.Upserts {
+		if it.MessageID, err = parseUUID(it.MessageID); err != nil {
+			return p, err
+		}
+		if seen[it.MessageID] {
+			return p, fmt.Errorf("%w: message %s is written twice", jam.ErrInvalid, it.MessageID)
+		}
+		seen[it.MessageID] = true
+		if it.Seq < 1 || it.Seq > p.Seq {
+			return p, fmt.Errorf("%w: item %s sequence %d is outside 1..%d", jam.ErrInvalid, it.MessageID, it.Seq, p.Seq)
+		}
+		if err := validateTime("inserted at", it.InsertedAt); err != nil {
+			return p, err
+		}
+		if err := validateSealed("sealed message", it.Sealed); err != nil {
+			return p, err
+		}
+		upserts[i] = it
+	}
+	p.Upserts = upserts
+	deletes := make([]jam.PlatformMessageID, len(p.Deletes))
+	for i, id := range p.Deletes {
+		if deletes[i], err = parseUUID(id); err != nil {
+			return p, err
+		}
+		if seen[deletes[i]] {
+			return p, fmt.Errorf("%w: message %s is written twice", jam.ErrInvalid, deletes[i])
+		}
+		seen[deletes[i]] = true
+	}
+	p.Deletes = deletes
+	attention := make([]store.AttentionItem, len(p.Attention))
+	for i, a := range p.Attention {
+		if a, err = validateAttention(p, a); err != nil {
+			return p, err
+		}
+		attention[i] = a
+	}
+	p.Attention = attention
+	return p, nil
+}
+
+func validateAttention(p store.RoomCacheApplyParams, a store.AttentionItem) (store.AttentionItem, error) {
+	if (a.WorkspaceID != "" && a.WorkspaceID != p.WorkspaceID) || (a.AccountID != "" && a.AccountID != p.AccountID) {
+		return a, fmt.Errorf("%w: attention item of another account", jam.ErrInvalid)
+	}
+	a.WorkspaceID, a.AccountID = p.WorkspaceID, p.AccountID
+	if a.Room == "" {
+		a.Room = p.Room
+	}
+	var err error
+	if a.Room, err = parseUUID(a.Room); err != nil {
+		return a, err
+	}
+	if a.Room != p.Room {
+		return a, fmt.Errorf("%w: attention item of room %s in a write of room %s", jam.ErrInvalid, a.Room, p.Room)
+	}
+	if a.MessageID, err = parseUUID(a.MessageID); err != nil {
+		return a, err
+	}
+	if a.SenderID, err = parseUUID(a.SenderID); err != nil {
+		return a, err
+	}
+	if err := validateRequiredText("attention kind", a.Kind); err != nil {
+		return a, err
+	}
+	if err := validateTime("message at", a.MessageAt); err != nil {
+		return a, err
+	}
+	return a, validateTime("staged at", a.StagedAt)
+}
+
+// validateRoomKey checks the (workspace, account, room) of a room cache
+// call and returns the canonical room id.
+func validateRoomKey(ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID) (jam.RoomID, error) {
+	if err := validateAccountRef(ws, acct); err != nil {
+		return room, err
+	}
+	return parseUUID(room)
+}
+
+func validateAccountRef(ws jam.WorkspaceID, acct jam.AccountID) error {
+	if err := validateWorkspaceID(ws); err != nil {
+		return err
+	}
+	_, err := jam.ParseID[jam.AccountID](string(acct))
+	return err
+}
+
+// limitOr validates a list limit; 0 selects def.
+func limitOr(limit, def int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, fmt.Errorf("%w: limit %d is negative", jam.ErrInvalid, limit)
+	case limit == 0 || limit > def:
+		return def, nil
+	}
+	return limit, nil
+}
+
+// RoomCacheStates implements [store.RoomCache].
+func (s *Store) RoomCacheStates(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID) ([]store.RoomCacheState, error) {
+	if err := validateAccountRef(ws, acct); err != nil {
+		return nil, fmt.Errorf("room cache states: %w", err)
+	}
+	out, err := queryAll(ctx, s.reader, scanRoomCacheState, roomStateSelectAll, ws, acct)
+	if err != nil {
+		return nil, fmt.Errorf("room cache states: %w", err)
+	}
+	return out, nil
+}
+
+func scanRoomCacheState(row scanner) (store.RoomCacheState, error) {
+	var st store.RoomCacheState
+	var updated int64
+	if err := row.Scan(&st.Room, &st.Seq, &updated); err != nil {
+		return store.RoomCacheState{}, err
+	}
+	st.UpdatedAt = fromMicros(updated)
+	return st, nil
+}
+
+// RoomCacheItems implements [store.RoomCache]. A limit above
+// store.RoomCacheWindow is clamped to it.
+func (s *Store) RoomCacheItems(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomCacheItem, error) {
+	room, err := validateRoomKey(ws, acct, room)
+	if err == nil {
+		limit, err = limitOr(limit, store.RoomCacheWindow)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("room cache items %s: %w", room, err)
+	}
+	out, err := queryAll(ctx, s.reader, scanRoomCacheItem, roomItemSelect, ws, acct, room, limit)
+	if err != nil {
+		return nil, fmt.Errorf("room cache items %s: %w", room, err)
+	}
+	return out, nil
+}
+
+func scanRoomCacheItem(row scanner) (store.RoomCacheItem, error) {
+	var it store.RoomCacheItem
+	var inserted int64
+	if err := row.Scan(&it.MessageID, &it.Seq, &inserted, &it.Sealed); err != nil {
+		return store.RoomCacheItem{}, err
+	}
+	it.InsertedAt = fromMicros(inserted)
+	return it, nil
+}
+
+// RoomCacheRetire implements [store.RoomCache]. Retiring a room with
+// nothing cached is not an error.
+func (s *Store) RoomCacheRetire(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID) error {
+	room, err := validateRoomKey(ws, acct, room)
+	if err != nil {
+		return fmt.Errorf("room cache retire %s: %w", room, err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, roomItemDeleteAll, ws, acct, room); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, roomSystemDeleteAll, ws, acct, room)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("room cache retire %s: %w", room, err)
+	}
+	return nil
+}
+
+// RoomSystemAppend implements [store.RoomCache]. An unknown account is
+// jam.ErrNotFound.
+func (s *Store) RoomSystemAppend(ctx context.Context, m store.RoomSystemMessage) error {
+	m, err := validateRoomSystemMessage(m)
+	if err != nil {
+		return fmt.Errorf("room system append %s: %w", m.MessageID, err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		if err := requireAccount(ctx, tx, m.WorkspaceID, m.AccountID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, roomSystemInsert, m.WorkspaceID, m.AccountID, m.Room, m.MessageID, m.ParticipantID,
+			m.InsertedAt.UnixMicro(), m.Sealed, m.CreatedAt.UnixMicro()); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, roomSystemTrim, m.WorkspaceID, m.AccountID, m.Room,
+			m.WorkspaceID, m.AccountID, m.Room, store.MaxRoomSystemMessages)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("room system append %s: %w", m.MessageID, err)
+	}
+	return nil
+}
+
+func validateRoomSystemMessage(m store.RoomSystemMessage) (store.RoomSystemMessage, error) {
+	var err error
+	if m.Room, err = validateRoomKey(m.WorkspaceID, m.AccountID, m.Room); err != nil {
+		return m, err
+	}
+	if m.MessageID, err = parseUUID(m.MessageID); err != nil {
+		return m, err
+	}
+	if m.ParticipantID, err = parseUUID(m.ParticipantID); err != nil {
+		return m, err
+	}
+	if err := validateTime("inserted at", m.InsertedAt); err != nil {
+		return m, err
+	}
+	if err := validateSealed("sealed message", m.Sealed); err != nil {
+		return m, err
+	}
+	return m, validateTime("created at", m.CreatedAt)
+}
+
+// RoomSystemList implements [store.RoomCache].
+func (s *Store) RoomSystemList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomSystemMessage, error) {
+	room, err := validateRoomKey(ws, acct, room)
+	if err == nil {
+		limit, err = limitOr(limit, store.MaxRoomSystemMessages)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("room system list %s: %w", room, err)
+	}
+	out, err := queryAll(ctx, s.reader, scanRoomSystemMessage, roomSystemSelect, ws, acct, room, limit)
+	if err != nil {
+		return nil, fmt.Errorf("room system list %s: %w", room, err)
+	}
+	return out, nil
+}
+
+func scanRoomSystemMessage(row scanner) (store.RoomSystemMessage, error) {
+	var m store.RoomSystemMessage
+	var inserted, created int64
+	if err := row.Scan(&m.WorkspaceID, &m.AccountID, &m.Room, &m.MessageID, &m.ParticipantID, &inserted, &m.Sealed, &created); err != nil {
+		return store.RoomSystemMessage{}, err
+	}
+	m.InsertedAt = fromMicros(inserted)
+	m.CreatedAt = fromMicros(created)
+	return m, nil
+}
+
+// AttentionList implements [store.RoomCache].
+func (s *Store) AttentionList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, limit int) ([]store.AttentionItem, error) {
+	err := validateAccountRef(ws, acct)
+	if err == nil {
+		limit, err = limitOr(limit, store.MaxAttentionItems)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("attention list: %w", err)
+	}
+	out, err := queryAll(ctx, s.reader, scanAttentionItem, attentionSelect, ws, acct, limit)
+	if err != nil {
+		return nil, fmt.Errorf("attention list: %w", err)
+	}
+	return out, nil
+}
+
+func scanAttentionItem(row scanner) (store.AttentionItem, error) {
+	var a store.AttentionItem
+	var msgAt, staged int64
+	if err := row.Scan(&a.WorkspaceID, &a.AccountID, &a.MessageID, &a.Room, &a.SenderID, &a.Kind, &msgAt, &staged); err != nil {
+		return store.AttentionItem{}, err
+	}
+	a.MessageAt = fromMicros(msgAt)
+	a.StagedAt = fromMicros(staged)
+	return a, nil
+}

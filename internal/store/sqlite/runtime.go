@@ -1,0 +1,579 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// SQL of owned runtimes (migration 0006).
+const (
+	templateColumns    = `id, workspace_id, profile, scope, desired, desired_generation, effective, effective_generation, pending_change, created_at, updated_at`
+	templateInsert     = `INSERT INTO runtime_templates (` + templateColumns + `) VALUES (?, ?, ?, ?, ?, 1, '{}', 0, 'created', ?, ?)`
+	templateSelect     = `SELECT ` + templateColumns + ` FROM runtime_templates WHERE workspace_id = ? AND id = ?`
+	templateOfPeer     = `SELECT ` + templateColumns + ` FROM runtime_templates WHERE workspace_id = ? AND profile = ? AND scope = ?`
+	templateAll        = `SELECT ` + templateColumns + ` FROM runtime_templates WHERE workspace_id = ? ORDER BY profile, scope`
+	templateSetDesired = `UPDATE runtime_templates SET desired = ?, desired_generation = desired_generation + 1,
+  pending_change = CASE WHEN pending_change = '' THEN ? ELSE pending_change || '; ' || ? END, updated_at = ?
+WHERE workspace_id = ? AND id = ?`
+	templateSetApplied = `UPDATE runtime_templates SET effective = desired, effective_generation = desired_generation,
+  pending_change = '', updated_at = ? WHERE workspace_id = ? AND id = ? AND desired_generation = ?`
+
+	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at`
+	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sessionSelect  = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? AND id = ?`
+	sessionOfRoom  = `SELECT ` + sessionColumns + ` FROM runtime_sessions
+WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecycle = 'open'`
+	sessionAll       = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? ORDER BY created_at, id`
+	sessionSetThread = `UPDATE runtime_sessions SET provider_thread = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`
+
+	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at`
+	turnInsert  = `INSERT INTO turns (` + turnColumns + `)
+SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ? FROM turns WHERE session_id = ?
+RETURNING seq`
+	turnSelect    = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND id = ?`
+	turnOfSession = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
+	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
+	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	journalOfTurn = `SELECT seq, turn_id, from_state, to_state, reason, lease_generation, at FROM turn_journal
+WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
+
+	leaseColumns = `id, workspace_id, holder, generation, state, reason, pid, started_at, ended_at`
+	leaseLiveOf  = `SELECT ` + leaseColumns + ` FROM leases WHERE workspace_id = ? AND holder = ? AND state = 'live'`
+	leaseByID    = `SELECT ` + leaseColumns + ` FROM leases WHERE workspace_id = ? AND id = ?`
+	leaseNextGen = `SELECT COALESCE(MAX(generation), 0) + 1 FROM leases WHERE workspace_id = ? AND holder = ?`
+	leaseInsert  = `INSERT INTO leases (` + leaseColumns + `) VALUES (?, ?, ?, ?, 'live', '', ?, ?, NULL)`
+	leaseEnd     = `UPDATE leases SET state = 'ended', reason = ?, ended_at = ? WHERE workspace_id = ? AND id = ? AND state = 'live'`
+
+	worktreeColumns = `id, workspace_id, session_id, repo, path, branch, state, created_at, updated_at`
+	worktreeUpsert  = `INSERT INTO worktrees (` + worktreeColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET path = excluded.path, branch = excluded.branch, state = excluded.state, updated_at = excluded.updated_at`
+	worktreeOfSession = `SELECT ` + worktreeColumns + ` FROM worktrees WHERE workspace_id = ? AND session_id = ?`
+)
+
+// notFoundAs maps sql.ErrNoRows to jam.ErrNotFound with a description.
+func notFoundAs(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", jam.ErrNotFound, what)
+	}
+	return err
+}
+
+// oneRow turns "no row changed" into jam.ErrNotFound.
+func oneRow(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s", jam.ErrNotFound, what)
+	}
+	return nil
+}
+
+func isUniqueViolation(err error) bool {
+	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+// TemplatePut implements [store.Runtime]. A new template's pending change
+// is "created": nothing has run with it yet.
+func (s *Store) TemplatePut(ctx context.Context, t store.Template) (store.Template, error) {
+	err := validateScope(t.WorkspaceID, t.Peer)
+	if err == nil {
+		_, err = jam.ParseID[jam.TemplateID](string(t.ID))
+	}
+	var desired string
+	if err == nil {
+		desired, err = encodeConfig(t.Desired)
+	}
+	if err == nil {
+		err = validateTime("created at", t.CreatedAt)
+	}
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template put: %w", err)
+	}
+	at := t.CreatedAt.UnixMicro()
+	if _, err := s.writer.ExecContext(ctx, templateInsert, t.ID, t.WorkspaceID, t.Peer.Profile, t.Peer.Scope, desired, at, at); err != nil {
+		if isUniqueViolation(err) {
+			return store.Template{}, fmt.Errorf("template put: %w: peer %s already has a template", jam.ErrAlreadyExists, t.Peer)
+		}
+		return store.Template{}, fmt.Errorf("template put: %w", err)
+	}
+	return s.TemplateGet(ctx, t.WorkspaceID, t.ID)
+}
+
+// encodeConfig validates and encodes a template configuration.
+func encodeConfig(c store.TemplateConfig) (string, error) {
+	if c.Harness == "" || len(c.Command) == 0 || c.Command[0] == "" {
+		return "", fmt.Errorf("%w: a runtime configuration needs a harness and a command", jam.ErrInvalid)
+	}
+	if _, err := jam.ParseEnum("placement", string(c.Placement), jam.Placements); err != nil {
+		return "", err
+	}
+	if c.Permission != "allow" && c.Permission != "reject" {
+		return "", fmt.Errorf("%w: permission %q (want allow or reject)", jam.ErrInvalid, c.Permission)
+	}
+	for _, f := range append([]string{c.Harness, c.Model, c.Repo}, c.Command...) {
+		if err := validateText("runtime configuration", f); err != nil {
+			return "", err
+		}
+	}
+	b, err := json.Marshal(c)
+	return string(b), err
+}
+
+// TemplateGet implements [store.Runtime].
+func (s *Store) TemplateGet(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID) (store.Template, error) {
+	t, err := scanTemplate(s.reader.QueryRowContext(ctx, templateSelect, ws, id))
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template %s: %w", id, notFoundAs(err, "no such template"))
+	}
+	return t, nil
+}
+
+// TemplateForPeer implements [store.Runtime].
+func (s *Store) TemplateForPeer(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.Template, error) {
+	t, err := scanTemplate(s.reader.QueryRowContext(ctx, templateOfPeer, ws, key.Profile, key.Scope))
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template of %s: %w", key, notFoundAs(err, "the agent has no runtime template"))
+	}
+	return t, nil
+}
+
+// TemplateList implements [store.Runtime].
+func (s *Store) TemplateList(ctx context.Context, ws jam.WorkspaceID) ([]store.Template, error) {
+	out, err := queryAll(ctx, s.reader, scanTemplate, templateAll, ws)
+	if err != nil {
+		return nil, fmt.Errorf("template list: %w", err)
+	}
+	return out, nil
+}
+
+// TemplateConfigure implements [store.Runtime].
+func (s *Store) TemplateConfigure(ctx context.Context, p store.TemplateConfigureParams) (store.Template, error) {
+	desired, err := encodeConfig(p.Desired)
+	if err == nil {
+		err = validateTime("time", p.At)
+	}
+	if err == nil {
+		err = validateRequiredText("change", p.Change)
+	}
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template configure: %w", err)
+	}
+	res, err := s.writer.ExecContext(ctx, templateSetDesired, desired, p.Change, p.Change, p.At.UnixMicro(), p.WorkspaceID, p.ID)
+	if err == nil {
+		err = oneRow(res, "no such template")
+	}
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template configure %s: %w", p.ID, err)
+	}
+	return s.TemplateGet(ctx, p.WorkspaceID, p.ID)
+}
+
+// TemplateApplied implements [store.Runtime].
+func (s *Store) TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (store.Template, error) {
+	if err := validateTime("time", at); err != nil {
+		return store.Template{}, fmt.Errorf("template applied %s: %w", id, err)
+	}
+	res, err := s.writer.ExecContext(ctx, templateSetApplied, at.UnixMicro(), ws, id, generation)
+	if err != nil {
+		return store.Template{}, fmt.Errorf("template applied %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.TemplateGet(ctx, ws, id); err != nil {
+			return store.Template{}, err
+		}
+		return store.Template{}, fmt.Errorf("template applied %s: %w: generation %d is no longer the desired one", id, jam.ErrConflict, generation)
+	}
+	return s.TemplateGet(ctx, ws, id)
+}
+
+func scanTemplate(row scanner) (store.Template, error) {
+	var t store.Template
+	var desired, effective string
+	var created, updated int64
+	err := row.Scan(&t.ID, &t.WorkspaceID, &t.Peer.Profile, &t.Peer.Scope, &desired, &t.DesiredGeneration, &effective, &t.EffectiveGeneration, &t.PendingChange, &created, &updated)
+	if err != nil {
+		return store.Template{}, err
+	}
+	if err := json.Unmarshal([]byte(desired), &t.Desired); err != nil {
+		return store.Template{}, fmt.Errorf("decode desired configuration: %w", err)
+	}
+	if err := json.Unmarshal([]byte(effective), &t.Effective); err != nil {
+		return store.Template{}, fmt.Errorf("decode effective configuration: %w", err)
+	}
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return t, nil
+}
+
+// SessionCreate implements [store.Runtime].
+func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Session, error) {
+	room, err := validateLane(ss.WorkspaceID, ss.Peer, ss.Room)
+	if err == nil {
+		_, err = jam.ParseID[jam.SessionID](string(ss.ID))
+	}
+	if err == nil {
+		_, err = jam.ParseID[jam.TemplateID](string(ss.TemplateID))
+	}
+	if err == nil {
+		err = validateTime("created at", ss.CreatedAt)
+	}
+	if err == nil {
+		err = validateText("provider thread", ss.ProviderThread)
+	}
+	if ss.Lifecycle == "" {
+		ss.Lifecycle = jam.SessionOpen
+	}
+	if err == nil {
+		_, err = jam.ParseEnum("session lifecycle", string(ss.Lifecycle), jam.SessionLifecycles)
+	}
+	if err != nil {
+		return store.Session{}, fmt.Errorf("session create: %w", err)
+	}
+	ss.Room = room
+	at := ss.CreatedAt.UnixMicro()
+	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return store.Session{}, fmt.Errorf("session create: %w: %s already has an open session in room %s", jam.ErrAlreadyExists, ss.Peer, ss.Room)
+		}
+		return store.Session{}, fmt.Errorf("session create: %w", err)
+	}
+	return s.SessionGet(ctx, ss.WorkspaceID, ss.ID)
+}
+
+// SessionGet implements [store.Runtime].
+func (s *Store) SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (store.Session, error) {
+	ss, err := scanSession(s.reader.QueryRowContext(ctx, sessionSelect, ws, id))
+	if err != nil {
+		return store.Session{}, fmt.Errorf("session %s: %w", id, notFoundAs(err, "no such session"))
+	}
+	return ss, nil
+}
+
+// SessionForRoom implements [store.Runtime].
+func (s *Store) SessionForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (store.Session, error) {
+	room, err := validateLane(ws, key, room)
+	if err != nil {
+		return store.Session{}, fmt.Errorf("session for room: %w", err)
+	}
+	ss, err := scanSession(s.reader.QueryRowContext(ctx, sessionOfRoom, ws, key.Profile, key.Scope, room))
+	if err != nil {
+		return store.Session{}, fmt.Errorf("session of %s in %s: %w", key, room, notFoundAs(err, "no open session"))
+	}
+	return ss, nil
+}
+
+// SessionList implements [store.Runtime].
+func (s *Store) SessionList(ctx context.Context, ws jam.WorkspaceID) ([]store.Session, error) {
+	out, err := queryAll(ctx, s.reader, scanSession, sessionAll, ws)
+	if err != nil {
+		return nil, fmt.Errorf("session list: %w", err)
+	}
+	return out, nil
+}
+
+// SessionSetThread implements [store.Runtime].
+func (s *Store) SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error {
+	err := validateText("provider thread", thread)
+	if err == nil {
+		err = validateTime("time", at)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	res, err := s.writer.ExecContext(ctx, sessionSetThread, thread, at.UnixMicro(), ws, id)
+	if err == nil {
+		err = oneRow(res, "no such session")
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	return nil
+}
+
+func scanSession(row scanner) (store.Session, error) {
+	var ss store.Session
+	var created, updated int64
+	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated)
+	ss.CreatedAt, ss.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return ss, err
+}
+
+// TurnEnqueue implements [store.Runtime].
+func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, error) {
+	_, err := jam.ParseID[jam.TurnID](string(t.ID))
+	if err == nil {
+		_, err = jam.ParseEnum("routing", string(t.Routing), jam.Routings)
+	}
+	if err == nil && t.SourceMessageID != "" {
+		t.SourceMessageID, err = parseMessageID(t.SourceMessageID)
+	}
+	if err == nil {
+		err = validateTime("created at", t.CreatedAt)
+	}
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("turn enqueue: %w", err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		if _, err := scanSession(tx.QueryRowContext(ctx, sessionSelect, t.WorkspaceID, t.SessionID)); err != nil {
+			return notFoundAs(err, "no such session")
+		}
+		at := t.CreatedAt.UnixMicro()
+		if err := tx.QueryRowContext(ctx, turnInsert, t.ID, t.WorkspaceID, t.SessionID, t.Routing, t.SourceMessageID, at, at, t.SessionID).Scan(&t.Seq); err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("%w: turn %s", jam.ErrAlreadyExists, t.ID)
+			}
+			return err
+		}
+		_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at)
+		return err
+	})
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("turn enqueue: %w", err)
+	}
+	return s.TurnGet(ctx, t.WorkspaceID, t.ID)
+}
+
+// TurnGet implements [store.Runtime].
+func (s *Store) TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error) {
+	t, err := scanTurn(s.reader.QueryRowContext(ctx, turnSelect, ws, id))
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("turn %s: %w", id, notFoundAs(err, "no such turn"))
+	}
+	return t, nil
+}
+
+// TurnList implements [store.Runtime].
+func (s *Store) TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error) {
+	out, err := queryAll(ctx, s.reader, scanTurn, turnOfSession, ws, session)
+	if err != nil {
+		return nil, fmt.Errorf("turn list: %w", err)
+	}
+	return out, nil
+}
+
+// TurnTransition implements [store.Runtime].
+func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams) (store.Turn, error) {
+	if !p.From.CanMoveTo(p.To) {
+		return store.Turn{}, fmt.Errorf("turn %s: %w: %s cannot move to %s", p.ID, jam.ErrInvalid, p.From, p.To)
+	}
+	if err := validateTime("time", p.At); err != nil {
+		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
+	}
+	if err := validateText("reason", p.Reason); err != nil {
+		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
+	}
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		t, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
+		if err != nil {
+			return notFoundAs(err, "no such turn")
+		}
+		if t.State != p.From {
+			return fmt.Errorf("%w: the turn is %s, not %s", jam.ErrConflict, t.State, p.From)
+		}
+		leaseID, gen := t.LeaseID, t.LeaseGeneration
+		switch {
+		case p.From == jam.TurnQueued && p.To == jam.TurnPreparing:
+			if err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
+				return err
+			}
+			leaseID, gen = p.LeaseID, p.LeaseGeneration
+		case p.From.Active():
+			if p.LeaseID != t.LeaseID || p.LeaseGeneration != t.LeaseGeneration {
+				return fmt.Errorf("%w: the turn runs on %s generation %d, not %s generation %d", jam.ErrLeaseLost, t.LeaseID, t.LeaseGeneration, p.LeaseID, p.LeaseGeneration)
+			}
+			if p.To != jam.TurnInterrupted {
+				if err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
+			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
+				return fmt.Errorf("%w: another turn of session %s is active", jam.ErrConflict, t.SessionID)
+			}
+			return err
+		}
+		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro())
+		return err
+	})
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("turn %s %s→%s: %w", p.ID, p.From, p.To, err)
+	}
+	return s.TurnGet(ctx, p.WorkspaceID, p.ID)
+}
+
+// liveLease checks that id is the live lease with generation, inside tx.
+func liveLease(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, id jam.LeaseID, generation int64) error {
+	l, err := scanLease(tx.QueryRowContext(ctx, leaseByID, ws, id))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (l.State != store.LeaseLive || l.Generation != generation)) {
+		return fmt.Errorf("%w: lease %s generation %d is not live", jam.ErrLeaseLost, id, generation)
+	}
+	return err
+}
+
+// TurnJournal implements [store.Runtime].
+func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]store.TurnJournalEntry, error) {
+	out, err := queryAll(ctx, s.reader, func(row scanner) (store.TurnJournalEntry, error) {
+		var e store.TurnJournalEntry
+		var at int64
+		err := row.Scan(&e.Seq, &e.TurnID, &e.From, &e.To, &e.Reason, &e.LeaseGeneration, &at)
+		e.At = fromMicros(at)
+		return e, err
+	}, journalOfTurn, ws, id)
+	if err != nil {
+		return nil, fmt.Errorf("turn journal %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func scanTurn(row scanner) (store.Turn, error) {
+	var t store.Turn
+	var created, updated int64
+	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated)
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return t, err
+}
+
+// LeaseAcquire implements [store.Runtime].
+func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error) {
+	_, err := jam.ParseID[jam.LeaseID](string(p.ID))
+	if err == nil {
+		err = validateRequiredText("holder", p.Holder)
+	}
+	if err == nil {
+		err = validateTime("time", p.At)
+	}
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("lease acquire: %w", err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		old, err := scanLease(tx.QueryRowContext(ctx, leaseLiveOf, p.WorkspaceID, p.Holder))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if _, err := tx.ExecContext(ctx, leaseEnd, jam.ReasonLeaseReplaced, p.At.UnixMicro(), p.WorkspaceID, old.ID); err != nil {
+				return err
+			}
+		}
+		var gen int64
+		if err := tx.QueryRowContext(ctx, leaseNextGen, p.WorkspaceID, p.Holder).Scan(&gen); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, leaseInsert, p.ID, p.WorkspaceID, p.Holder, gen, p.Pid, p.At.UnixMicro())
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%w: lease %s", jam.ErrAlreadyExists, p.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("lease acquire: %w", err)
+	}
+	l, err := scanLease(s.reader.QueryRowContext(ctx, leaseByID, p.WorkspaceID, p.ID))
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("lease acquire: %w", err)
+	}
+	return l, nil
+}
+
+// LeaseEnd implements [store.Runtime].
+func (s *Store) LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error {
+	err := validateText("reason", reason)
+	if err == nil {
+		err = validateTime("time", at)
+	}
+	if err != nil {
+		return fmt.Errorf("lease end %s: %w", id, err)
+	}
+	res, err := s.writer.ExecContext(ctx, leaseEnd, reason, at.UnixMicro(), ws, id)
+	if err != nil {
+		return fmt.Errorf("lease end %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := scanLease(s.reader.QueryRowContext(ctx, leaseByID, ws, id)); err != nil {
+			return fmt.Errorf("lease end %s: %w", id, notFoundAs(err, "no such lease"))
+		}
+		return fmt.Errorf("lease end %s: %w: already ended", id, jam.ErrConflict)
+	}
+	return nil
+}
+
+// LeaseLive implements [store.Runtime].
+func (s *Store) LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error) {
+	l, err := scanLease(s.reader.QueryRowContext(ctx, leaseLiveOf, ws, holder))
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("live lease of %s: %w", holder, notFoundAs(err, "no live lease"))
+	}
+	return l, nil
+}
+
+func scanLease(row scanner) (store.Lease, error) {
+	var l store.Lease
+	var started int64
+	var ended sql.NullInt64
+	err := row.Scan(&l.ID, &l.WorkspaceID, &l.Holder, &l.Generation, &l.State, &l.Reason, &l.Pid, &started, &ended)
+	l.StartedAt, l.EndedAt = fromMicros(started), fromNullMicros(ended)
+	return l, err
+}
+
+// WorktreePut implements [store.Runtime].
+func (s *Store) WorktreePut(ctx context.Context, w store.Worktree) (store.Worktree, error) {
+	_, err := jam.ParseID[jam.WorktreeID](string(w.ID))
+	if err == nil {
+		_, err = jam.ParseID[jam.SessionID](string(w.SessionID))
+	}
+	if err == nil {
+		err = validateRequiredText("path", w.Path)
+	}
+	if err == nil {
+		err = validateText("repository", w.Repo)
+	}
+	if err == nil {
+		err = validateText("branch", w.Branch)
+	}
+	if err == nil {
+		err = validateTime("created at", w.CreatedAt)
+	}
+	if err == nil && w.State != store.WorktreeActive && w.State != store.WorktreeArchived && w.State != store.WorktreeRemoved {
+		err = fmt.Errorf("%w: worktree state %q", jam.ErrInvalid, w.State)
+	}
+	if err != nil {
+		return store.Worktree{}, fmt.Errorf("worktree put: %w", err)
+	}
+	if w.UpdatedAt.IsZero() {
+		w.UpdatedAt = w.CreatedAt
+	}
+	_, err = s.writer.ExecContext(ctx, worktreeUpsert, w.ID, w.WorkspaceID, w.SessionID, w.Repo, w.Path, w.Branch, w.State, w.CreatedAt.UnixMicro(), w.UpdatedAt.UnixMicro())
+	if err != nil {
+		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
+			return store.Worktree{}, fmt.Errorf("worktree put: %w: session %s already has a worktree", jam.ErrAlreadyExists, w.SessionID)
+		}
+		return store.Worktree{}, fmt.Errorf("worktree put: %w", err)
+	}
+	return s.WorktreeForSession(ctx, w.WorkspaceID, w.SessionID)
+}
+
+// WorktreeForSession implements [store.Runtime].
+func (s *Store) WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error) {
+	var w store.Worktree
+	var created, updated int64
+	err := s.reader.QueryRowContext(ctx, worktreeOfSession, ws, session).Scan(&w.ID, &w.WorkspaceID, &w.SessionID, &w.Repo, &w.Path, &w.Branch, &w.State, &created, &updated)
+	if err != nil {
+		return store.Worktree{}, fmt.Errorf("worktree of %s: %w", session, notFoundAs(err, "no worktree"))
+	}
+	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return w, nil
+}

@@ -1,0 +1,230 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+func demoConfig() store.TemplateConfig {
+	return store.TemplateConfig{Harness: "acp", Command: []string{"jam", "demo-agent"}, Placement: jam.PlacementShared, Permission: "allow"}
+}
+
+// exerciseRuntime covers [store.Runtime].
+func exerciseRuntime(t *testing.T, open func(t *testing.T) store.Store) {
+	setup := func(t *testing.T) *msgBundle { t.Helper(); return setupMessaging(t, open) }
+	template := func(t *testing.T, b *msgBundle) store.Template {
+		t.Helper()
+		tm, err := b.st.TemplatePut(t.Context(), store.Template{ID: jam.New[jam.TemplateID](b.minter), WorkspaceID: b.ws, Peer: b.peer.Key, Desired: demoConfig(), CreatedAt: epoch})
+		require.NoError(t, err)
+		return tm
+	}
+	session := func(t *testing.T, b *msgBundle, tm store.Template, room jam.RoomID) store.Session {
+		t.Helper()
+		s, err := b.st.SessionCreate(t.Context(), store.Session{ID: jam.New[jam.SessionID](b.minter), WorkspaceID: b.ws, TemplateID: tm.ID, Peer: b.peer.Key, Room: room, CreatedAt: epoch})
+		require.NoError(t, err)
+		return s
+	}
+	lease := func(t *testing.T, b *msgBundle, holder string) store.Lease {
+		t.Helper()
+		l, err := b.st.LeaseAcquire(t.Context(), store.LeaseAcquireParams{WorkspaceID: b.ws, ID: jam.New[jam.LeaseID](b.minter), Holder: holder, Pid: 42, At: epoch})
+		require.NoError(t, err)
+		return l
+	}
+	enqueue := func(t *testing.T, b *msgBundle, s store.Session) store.Turn {
+		t.Helper()
+		tr, err := b.st.TurnEnqueue(t.Context(), store.Turn{ID: jam.New[jam.TurnID](b.minter), WorkspaceID: b.ws, SessionID: s.ID, Routing: jam.RoutingQueue, SourceMessageID: newUUID[jam.PlatformMessageID](), CreatedAt: epoch})
+		require.NoError(t, err)
+		return tr
+	}
+
+	t.Run("Template_desiredAndEffectiveGenerations", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		require.Equal(t, int64(1), tm.DesiredGeneration)
+		require.Zero(t, tm.EffectiveGeneration)
+		require.True(t, tm.Outstanding(), "nothing has run with the new template")
+		require.Equal(t, demoConfig(), tm.Desired)
+
+		_, err := b.st.TemplatePut(ctx, store.Template{ID: jam.New[jam.TemplateID](b.minter), WorkspaceID: b.ws, Peer: b.peer.Key, Desired: demoConfig(), CreatedAt: epoch})
+		require.ErrorIs(t, err, jam.ErrAlreadyExists, "one template per peer")
+
+		tm, err = b.st.TemplateApplied(ctx, b.ws, tm.ID, 1, epoch)
+		require.NoError(t, err)
+		require.False(t, tm.Outstanding())
+		require.Empty(t, tm.PendingChange)
+		require.Equal(t, demoConfig(), tm.Effective)
+
+		// Two changes while nothing runs: both are pending, and applying
+		// an older generation is refused.
+		c := demoConfig()
+		c.Model = "m1"
+		_, err = b.st.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: b.ws, ID: tm.ID, Desired: c, Change: "model=m1", At: epoch})
+		require.NoError(t, err)
+		c.Permission = "reject"
+		tm, err = b.st.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: b.ws, ID: tm.ID, Desired: c, Change: "permission=reject", At: epoch})
+		require.NoError(t, err)
+		require.Equal(t, int64(3), tm.DesiredGeneration)
+		require.Equal(t, int64(1), tm.EffectiveGeneration)
+		require.Equal(t, "model=m1; permission=reject", tm.PendingChange)
+		require.Equal(t, "", tm.Effective.Model, "effective is what last ran")
+		_, err = b.st.TemplateApplied(ctx, b.ws, tm.ID, 2, epoch)
+		require.ErrorIs(t, err, jam.ErrConflict)
+		got, err := b.st.TemplateForPeer(ctx, b.ws, b.peer.Key)
+		require.NoError(t, err)
+		require.True(t, got.Outstanding(), "the pending change survives (a restart reads it back)")
+		tm, err = b.st.TemplateApplied(ctx, b.ws, tm.ID, 3, epoch)
+		require.NoError(t, err)
+		require.Equal(t, c, tm.Effective)
+
+		bad := demoConfig()
+		bad.Placement = "everywhere"
+		_, err = b.st.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: b.ws, ID: tm.ID, Desired: bad, Change: "x", At: epoch})
+		require.ErrorIs(t, err, jam.ErrInvalid)
+		_, err = b.st.TemplateGet(ctx, b.other, tm.ID)
+		require.ErrorIs(t, err, jam.ErrNotFound, "another workspace's template")
+		list, err := b.st.TemplateList(ctx, b.ws)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+	})
+
+	t.Run("Session_oneOpenPerRoom", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		room := newUUID[jam.RoomID]()
+		s := session(t, b, tm, room)
+		require.Equal(t, jam.SessionOpen, s.Lifecycle)
+		_, err := b.st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](b.minter), WorkspaceID: b.ws, TemplateID: tm.ID, Peer: b.peer.Key, Room: room, CreatedAt: epoch})
+		require.ErrorIs(t, err, jam.ErrAlreadyExists)
+		other := session(t, b, tm, newUUID[jam.RoomID]())
+		require.NotEqual(t, s.ID, other.ID)
+
+		require.NoError(t, b.st.SessionSetThread(ctx, b.ws, s.ID, "demo-1234", epoch))
+		got, err := b.st.SessionForRoom(ctx, b.ws, b.peer.Key, room)
+		require.NoError(t, err)
+		require.Equal(t, "demo-1234", got.ProviderThread)
+		require.Equal(t, tm.ID, got.TemplateID)
+		all, err := b.st.SessionList(ctx, b.ws)
+		require.NoError(t, err)
+		require.Len(t, all, 2)
+		_, err = b.st.SessionGet(ctx, b.other, s.ID)
+		require.ErrorIs(t, err, jam.ErrNotFound)
+	})
+
+	t.Run("Turn_lifecycleJournalAndFencing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		s := session(t, b, tm, newUUID[jam.RoomID]())
+		first, second := enqueue(t, b, s), enqueue(t, b, s)
+		require.Equal(t, []int64{1, 2}, []int64{first.Seq, second.Seq})
+		require.Equal(t, jam.TurnQueued, first.State)
+
+		l1 := lease(t, b, string(tm.ID))
+		require.Equal(t, int64(1), l1.Generation)
+		move := func(tr store.Turn, from, to jam.TurnState, l store.Lease, reason string) (store.Turn, error) {
+			return b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: from, To: to, Reason: reason, LeaseID: l.ID, LeaseGeneration: l.Generation, At: epoch.Add(time.Second)})
+		}
+		first, err := move(first, jam.TurnQueued, jam.TurnPreparing, l1, "")
+		require.NoError(t, err)
+		require.Equal(t, l1.ID, first.LeaseID)
+		_, err = move(second, jam.TurnQueued, jam.TurnPreparing, l1, "")
+		require.ErrorIs(t, err, jam.ErrConflict, "one active turn per session")
+		first, err = move(first, jam.TurnPreparing, jam.TurnRunning, l1, "")
+		require.NoError(t, err)
+		_, err = move(first, jam.TurnPreparing, jam.TurnRunning, l1, "")
+		require.ErrorIs(t, err, jam.ErrConflict, "not in From")
+		_, err = move(first, jam.TurnRunning, jam.TurnQueued, l1, "")
+		require.ErrorIs(t, err, jam.ErrInvalid, "no move back")
+
+		// The process dies; the lease is replaced. The stale writer's
+		// success is refused; the supervisor records the interruption.
+		l2 := lease(t, b, string(tm.ID))
+		require.Equal(t, int64(2), l2.Generation)
+		live, err := b.st.LeaseLive(ctx, b.ws, string(tm.ID))
+		require.NoError(t, err)
+		require.Equal(t, l2.ID, live.ID)
+		_, err = move(first, jam.TurnRunning, jam.TurnSucceeded, l1, "")
+		require.ErrorIs(t, err, jam.ErrLeaseLost, "a stale generation cannot settle the turn")
+		_, err = move(first, jam.TurnRunning, jam.TurnSucceeded, l2, "")
+		require.ErrorIs(t, err, jam.ErrLeaseLost, "nor can the new lease take over a turn it did not run")
+		first, err = move(first, jam.TurnRunning, jam.TurnInterrupted, l1, jam.ReasonProcessExited)
+		require.NoError(t, err)
+		require.Equal(t, jam.ReasonProcessExited, first.Reason)
+
+		// The next turn runs on the new lease.
+		_, err = move(second, jam.TurnQueued, jam.TurnPreparing, l1, "")
+		require.ErrorIs(t, err, jam.ErrLeaseLost, "an ended lease cannot start a turn")
+		second, err = move(second, jam.TurnQueued, jam.TurnPreparing, l2, "")
+		require.NoError(t, err)
+		second, err = move(second, jam.TurnPreparing, jam.TurnRunning, l2, "")
+		require.NoError(t, err)
+		second, err = move(second, jam.TurnRunning, jam.TurnSucceeded, l2, "")
+		require.NoError(t, err)
+		require.Equal(t, int64(2), second.LeaseGeneration)
+
+		journal, err := b.st.TurnJournal(ctx, b.ws, first.ID)
+		require.NoError(t, err)
+		var steps []string
+		for _, e := range journal {
+			steps = append(steps, string(e.From)+">"+string(e.To))
+		}
+		require.Equal(t, []string{">queued", "queued>preparing", "preparing>running", "running>interrupted"}, steps)
+		require.Equal(t, jam.ReasonProcessExited, journal[3].Reason)
+		turns, err := b.st.TurnList(ctx, b.ws, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, []jam.TurnState{jam.TurnInterrupted, jam.TurnSucceeded}, []jam.TurnState{turns[0].State, turns[1].State})
+
+		// A queued turn may be cancelled without a lease.
+		third := enqueue(t, b, s)
+		third, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: third.ID, From: jam.TurnQueued, To: jam.TurnCancelled, Reason: jam.ReasonCancelledByUser, At: epoch})
+		require.NoError(t, err)
+		require.Equal(t, jam.TurnCancelled, third.State)
+	})
+
+	t.Run("Lease_generationsPerHolder", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		a1, other := lease(t, b, "holder-a"), lease(t, b, "holder-b")
+		a2 := lease(t, b, "holder-a")
+		require.Equal(t, []int64{1, 1, 2}, []int64{a1.Generation, other.Generation, a2.Generation})
+		require.ErrorIs(t, b.st.LeaseEnd(ctx, b.ws, a1.ID, "x", epoch), jam.ErrConflict, "replaced already")
+		require.NoError(t, b.st.LeaseEnd(ctx, b.ws, a2.ID, jam.ReasonProcessExited, epoch))
+		_, err := b.st.LeaseLive(ctx, b.ws, "holder-a")
+		require.ErrorIs(t, err, jam.ErrNotFound)
+		a3 := lease(t, b, "holder-a")
+		require.Equal(t, int64(3), a3.Generation, "generations never go back")
+		require.ErrorIs(t, b.st.LeaseEnd(ctx, b.ws, jam.New[jam.LeaseID](b.minter), "x", epoch), jam.ErrNotFound)
+	})
+
+	t.Run("Worktree_ownedBySession", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		s := session(t, b, tm, newUUID[jam.RoomID]())
+		w := store.Worktree{ID: jam.New[jam.WorktreeID](b.minter), WorkspaceID: b.ws, SessionID: s.ID, Repo: "/src/repo", Path: "/data/wt/1", Branch: "jam/s1", State: store.WorktreeActive, CreatedAt: epoch}
+		got, err := b.st.WorktreePut(ctx, w)
+		require.NoError(t, err)
+		require.Equal(t, w.Path, got.Path)
+		w.Path, w.UpdatedAt = "/data/wt/moved", epoch.Add(time.Hour)
+		got, err = b.st.WorktreePut(ctx, w)
+		require.NoError(t, err)
+		require.Equal(t, "/data/wt/moved", got.Path, "owned by id; the path is only where it is now")
+		_, err = b.st.WorktreePut(ctx, store.Worktree{ID: jam.New[jam.WorktreeID](b.minter), WorkspaceID: b.ws, SessionID: s.ID, Path: "/x", State: store.WorktreeActive, CreatedAt: epoch})
+		require.ErrorIs(t, err, jam.ErrAlreadyExists)
+		w.State = "lost"
+		_, err = b.st.WorktreePut(ctx, w)
+		require.ErrorIs(t, err, jam.ErrInvalid)
+	})
+}

@@ -1,0 +1,386 @@
+// A room: its timeline (live from the event stream), its participants
+// with presence and working indicators, and the composer.
+
+import { h, timeEl, announce, initials, throttle } from './dom.js';
+import { get, post } from './api.js';
+import { feed } from './events.js';
+import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, isWorking, pendingFor, roomPath } from './state.js';
+import { renderContent, plainContent, Completion } from './mention.js';
+import { markRead, setViewing, noteMessage } from './unread.js';
+
+const STATUS_TEXT = {
+  queued: 'queued',
+  delivered: 'delivered',
+  processing: 'processing',
+  settled: 'settled',
+  failed: 'failed',
+};
+
+const byTime = (a, b) => {
+  const x = Date.parse(a.inserted_at) || 0, y = Date.parse(b.inserted_at) || 0;
+  if (x !== y) return x - y;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+};
+
+export function mountRoom(main, { id }) {
+  const room = { id, account: state.rooms.get(id)?.account || '' };
+  const messages = new Map(); // id -> wire.RoomMessage
+  const nodes = new Map(); // id -> li
+  let participants = [];
+  let roomSeq = null; // the room sequence the timeline reflects
+  let loaded = false;
+  let pending = []; // room.message events that arrived before the first load
+  let destroyed = false;
+
+  // Layout.
+  const title = h('h1', { id: 'page-title', tabindex: '-1' }, state.rooms.get(id)?.title || 'Room');
+  const peopleBtn = h('button', { type: 'button', class: 'btn btn--quiet people-toggle', 'aria-expanded': 'false', 'aria-controls': 'people' }, 'People');
+  const timeline = h('ol', { class: 'timeline', 'aria-labelledby': 'page-title', 'aria-describedby': 'timeline-desc' });
+  const wrap = h('div', { class: 'timeline-wrap', role: 'region', tabindex: '0', 'aria-label': 'Messages' },
+    h('p', { id: 'timeline-desc', class: 'visually-hidden' }, 'Messages, oldest first. New messages are announced.'),
+    timeline);
+  const peopleList = h('ul');
+  const people = h('aside', { id: 'people', class: 'people', 'aria-labelledby': 'people-title', hidden: true },
+    h('h2', { id: 'people-title' }, 'Participants'), peopleList);
+  const ta = h('textarea', { id: 'compose', name: 'text', rows: '1', placeholder: 'Message… type @ to mention', autocomplete: 'off', 'aria-describedby': 'compose-hint compose-error' });
+  const suggest = h('ul', { id: 'mention-list', class: 'suggest', 'aria-label': 'Participants to mention' });
+  const sendBtn = h('button', { type: 'submit', class: 'btn' }, 'Send');
+  const errorEl = h('p', { id: 'compose-error', class: 'form-error', role: 'alert' });
+  const workingEl = h('p', { class: 'status-line', role: 'status' });
+  const form = h('form', { class: 'composer', 'aria-label': 'Send a message' },
+    workingEl,
+    h('label', { for: 'compose', class: 'visually-hidden' }, 'Message'),
+    h('div', { class: 'composer-row' }, suggest, ta, sendBtn),
+    h('p', { id: 'compose-hint', class: 'hint' }, 'Enter sends, Shift+Enter starts a new line. Mention an agent with @ to give it work.'),
+    errorEl);
+  const back = h('a', { href: '#/', class: 'btn btn--quiet back', 'aria-label': 'All rooms', title: 'All rooms' }, h('span', { 'aria-hidden': 'true' }, '‹'));
+  main.replaceChildren(h('section', { class: 'room', 'aria-labelledby': 'page-title' },
+    h('header', { class: 'room-head' }, back, title, peopleBtn),
+    h('div', { class: 'room-body' }, wrap, people),
+    form));
+
+  const showPeople = (open) => {
+    people.hidden = !open;
+    peopleBtn.setAttribute('aria-expanded', String(open));
+  };
+  peopleBtn.addEventListener('click', () => showPeople(people.hidden));
+  people.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && getComputedStyle(peopleBtn).display !== 'none') {
+      showPeople(false);
+      peopleBtn.focus();
+    }
+  });
+
+  // Names for mention tokens: participants, agents, delivery handles, me.
+  const names = () => {
+    const m = new Map();
+    for (const a of state.agents) if (a.handle) m.set(a.agent_id.toLowerCase(), a.handle);
+    for (const p of participants) m.set(p.id.toLowerCase(), p.handle || p.name);
+    for (const msg of messages.values()) for (const d of msg.delivery || []) if (d.handle) m.set(d.agent_id.toLowerCase(), d.handle);
+    const acct = me(room.account);
+    if (acct && acct.handle) m.set(acct.user_id.toLowerCase(), acct.handle);
+    return m;
+  };
+  const senderName = (msg) => {
+    if (msg.sender_name) return msg.sender_name;
+    const p = participants.find((x) => x.id === msg.sender_id);
+    if (p) return p.name || p.handle;
+    const a = state.agentsById.get(msg.sender_id);
+    return a ? a.name : 'Unknown';
+  };
+  const selfId = () => me(room.account)?.user_id || '';
+
+  function renderMessage(msg) {
+    const mine = msg.sender_id === selfId();
+    const agent = /agent/i.test(msg.sender_type || '');
+    const ns = names();
+    if (msg.message_type === 'system' || msg.local) {
+      return h('li', { class: 'msg msg--system', dataset: { id: msg.id, type: msg.message_type } },
+        renderContent(msg.text && !msg.content ? msg.text : msg.content, ns, selfId()), ' · ', timeEl(msg.inserted_at));
+    }
+    const cls = ['msg', mine ? 'msg--me' : agent ? 'msg--agent' : 'msg--user'];
+    if (msg.message_type && msg.message_type !== 'text') cls.push('msg--event');
+    if (msg.pending) cls.push('msg--pending');
+    const dl = deliveries(msg);
+    const handle = participants.find((p) => p.id === msg.sender_id)?.handle;
+    return h('li', { class: cls.join(' '), dataset: { id: msg.id, sender: mine ? 'me' : agent ? 'agent' : 'user' } },
+      h('div', { class: 'msg-head' },
+        h('span', { class: 'who' }, mine ? 'You' : senderName(msg)),
+        handle && !mine ? h('span', { class: 'sub' }, `@${handle}`) : null,
+        msg.message_type && msg.message_type !== 'text' ? h('span', { class: 'kind' }, msg.message_type.replace(/_/g, ' ')) : null,
+        msg.pending ? h('span', { class: 'sub' }, 'sending…') : timeEl(msg.inserted_at)),
+      h('div', { class: 'msg-body' }, renderContent(msg.content || msg.text, ns, selfId())),
+      dl.length ? h('ul', { class: 'delivery', 'aria-label': 'Delivery' }, dl.map((d) => h('li', {
+        class: 'chip',
+        dataset: { agent: d.agentId, status: d.status },
+        title: d.error || `${d.handle ? `@${d.handle}` : 'agent'}: ${STATUS_TEXT[d.status]}`,
+      }, `${d.handle ? `@${d.handle}` : 'agent'} · ${STATUS_TEXT[d.status]}`))) : null);
+  }
+
+  const nearBottom = () => wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 120;
+  const toBottom = () => { wrap.scrollTop = wrap.scrollHeight; };
+
+  function emptyState() {
+    const empty = timeline.querySelector('.empty');
+    if (messages.size === 0 && !empty) timeline.append(h('li', { class: 'empty' }, 'No messages yet. Mention an agent with @ to give it work.'));
+    if (messages.size > 0 && empty) empty.remove();
+  }
+
+  // upsert puts a message in the timeline at its place in time order.
+  function upsert(msg, { live = false } = {}) {
+    const old = messages.get(msg.id);
+    if (old && !old.pending && msg.seq && old.seq && msg.seq < old.seq) return; // an older state
+    const stick = nearBottom();
+    messages.set(msg.id, msg);
+    const li = renderMessage(msg);
+    const prev = nodes.get(msg.id);
+    if (prev && (!old || byTime(old, msg) === 0)) {
+      prev.replaceWith(li);
+    } else {
+      if (prev) prev.remove();
+      let before = null;
+      for (const [oid, node] of nodes) {
+        const o = messages.get(oid);
+        if (oid !== msg.id && o && byTime(msg, o) < 0 && (!before || byTime(o, messages.get(before.dataset.id)) < 0)) before = node;
+      }
+      timeline.insertBefore(li, before);
+    }
+    nodes.set(msg.id, li);
+    emptyState();
+    if (stick) toBottom();
+    if (live && !old && msg.message_type === 'text' && msg.sender_id !== selfId()) {
+      announce(`${senderName(msg)}: ${plainContent(msg.content || msg.text, names()).slice(0, 200)}`);
+    }
+    renderWorking();
+  }
+
+  function remove(msgId) {
+    messages.delete(msgId);
+    nodes.get(msgId)?.remove();
+    nodes.delete(msgId);
+    emptyState();
+  }
+
+  function rerender(msgId) {
+    const msg = messages.get(msgId);
+    const node = nodes.get(msgId);
+    if (!msg || !node) return;
+    const li = renderMessage(msg);
+    node.replaceWith(li);
+    nodes.set(msgId, li);
+  }
+
+  function renderPeople() {
+    const acctId = selfId();
+    const list = participants.slice().sort((a, b) => {
+      const t = (x) => (x.id === acctId ? 0 : /agent/i.test(x.type) ? 1 : 2);
+      return t(a) - t(b) || (a.name || '').localeCompare(b.name || '');
+    });
+    peopleBtn.textContent = `People (${list.length})`;
+    peopleList.replaceChildren(...list.map((p) => {
+      const agent = state.agentsById.get(p.id);
+      const isAgent = /agent/i.test(p.type);
+      let presence = null, presenceText = '';
+      if (p.id === acctId) {
+        presence = 'online';
+        presenceText = 'you';
+      } else if (agent) {
+        presence = presenceOf(state.presence.get(agent.peer) || agent.state);
+        presenceText = presence;
+      }
+      const working = isWorking(id, p.id);
+      const held = agent ? pendingFor(messages.values(), p.id) : 0;
+      return h('li', { class: 'person', dataset: { participant: p.id, presence: presence || 'unknown' } },
+        h('span', { class: isAgent ? 'avatar avatar--agent' : 'avatar', 'aria-hidden': 'true' }, initials(p.name || p.handle),
+          presence ? h('span', { class: 'presence', dataset: { presence } }) : null),
+        h('span', { class: 'name' }, p.name || p.handle || p.id,
+          presenceText ? h('span', { class: 'presence-text', dataset: { presence } }, presenceText) : null),
+        h('span', { class: 'meta' }, [p.handle ? `@${p.handle}` : '', isAgent ? (p.handle ? ' · agent' : 'agent') : ''].join('')),
+        h('span', { class: 'doing' },
+          working ? h('span', { class: 'working', dataset: { working: 'true' } }, 'working') : held ? `${held} message${held === 1 ? '' : 's'} in hand` : ''));
+    }));
+    renderWorking();
+  }
+
+  function renderWorking() {
+    const who = participants.filter((p) => isWorking(id, p.id)).map((p) => `@${p.handle || p.name}`);
+    const text = who.length ? `${who.join(', ')} ${who.length === 1 ? 'is' : 'are'} working…` : '';
+    if (workingEl.textContent !== text) workingEl.textContent = text;
+  }
+
+  // load reads the room afresh and reconciles the timeline with it.
+  async function load() {
+    try {
+      if (!state.rooms.has(id)) await loadRooms().catch(() => {});
+      const r = state.rooms.get(id);
+      if (r) {
+        room.account = r.account;
+        title.textContent = r.title || 'Untitled room';
+        document.title = `${r.title || 'Room'} · jam`;
+      }
+      const [msgs, ps] = await Promise.all([
+        get(`${roomPath(id)}/messages`, { account: room.account }),
+        get(`${roomPath(id)}/participants`, { account: room.account }),
+        state.agents.length ? null : loadAgents().catch(() => {}),
+      ]);
+      if (destroyed) return;
+      main.querySelector('.error-box')?.remove();
+      if (!room.account) room.account = msgs.account;
+      participants = ps.participants || [];
+      const fresh = new Set((msgs.messages || []).map((m) => m.id));
+      for (const mid of [...messages.keys()]) if (!fresh.has(mid) && !messages.get(mid).pending) remove(mid);
+      const first = !loaded;
+      for (const m of msgs.messages || []) upsert(m, { live: !first && !messages.has(m.id) });
+      roomSeq = Math.max(roomSeq || 0, msgs.seq || 0);
+      loaded = true;
+      const queued = pending;
+      pending = [];
+      for (const ev of queued) applyRoomEvent(ev);
+      renderPeople();
+      emptyState();
+      if (first) toBottom();
+      seen();
+    } catch (e) {
+      if (destroyed) return;
+      showError(e);
+    }
+  }
+  const reload = throttle(load, 250);
+
+  function showError(e) {
+    const box = main.querySelector('.error-box') || h('div', { class: 'error-box', role: 'alert' });
+    box.textContent = `This room cannot be shown: ${e.message}`;
+    if (!box.isConnected) wrap.prepend(box);
+  }
+
+  function seen() {
+    if (document.visibilityState !== 'visible') return;
+    let newest = null;
+    for (const m of messages.values()) if (!m.pending && (!newest || byTime(newest, m) < 0)) newest = m;
+    markRead(id, newest ? newest.inserted_at : null);
+  }
+
+  function applyRoomEvent(ev) {
+    const data = ev.data || {};
+    if (room.account && data.account && data.account !== room.account) return;
+    if (!loaded) {
+      pending.push(ev);
+      return;
+    }
+    if (typeof data.seq === 'number') {
+      // A jump in the room sequence means a change was not published (or
+      // not to this page): read the room again.
+      if (roomSeq != null && data.seq > roomSeq + 1) reload();
+      roomSeq = Math.max(roomSeq || 0, data.seq);
+    }
+    if (data.kind === 'delete') {
+      remove(ev.message_id);
+      return;
+    }
+    if (data.message) {
+      // upsert keeps the newer of two states of a message, and replaces
+      // the pending copy of a message this page posted.
+      upsert(data.message, { live: true });
+      seen();
+    }
+  }
+
+  // Events.
+  const offs = [
+    feed.on('event', (ev) => {
+      if (ev.room !== id) return;
+      if (ev.kind === 'room.message') applyRoomEvent(ev);
+    }),
+    feed.on('resync', () => load()),
+    on('delivery', (d) => {
+      if (messages.has(d.messageId)) {
+        rerender(d.messageId);
+        renderPeople();
+      }
+    }),
+    on('presence', renderPeople),
+    on('agents', () => { renderPeople(); for (const mid of messages.keys()) rerender(mid); }),
+    on('activity', (r) => { if (r === id) renderPeople(); }),
+    on('rooms', () => {
+      const r = state.rooms.get(id);
+      if (r && r.title) title.textContent = r.title;
+    }),
+  ];
+  const onVisible = () => seen();
+  document.addEventListener('visibilitychange', onVisible);
+  setViewing(id);
+
+  // Composer.
+  const completion = new Completion(ta, suggest, () => participants
+    .filter((p) => p.id !== selfId())
+    .map((p) => ({ id: p.id, handle: p.handle || '', name: p.name, type: /agent/i.test(p.type) ? 'agent' : 'person' })));
+  const grow = () => {
+    ta.style.height = 'auto';
+    ta.style.height = `${Math.min(ta.scrollHeight + 2, 192)}px`;
+  };
+  ta.addEventListener('input', () => {
+    grow();
+    if (errorEl.textContent) errorEl.textContent = '';
+  });
+  // An Enter that picked a mention or sent the message must not also
+  // insert a line break: some input paths (automation, a few virtual
+  // keyboards) deliver the character separately from the keydown.
+  let enterUsed = false;
+  ta.addEventListener('keydown', (e) => {
+    if (e.isComposing) return;
+    if (completion.keydown(e)) {
+      e.preventDefault();
+      enterUsed = e.key === 'Enter';
+      return;
+    }
+    if (e.key === 'Enter' && !e.shiftKey) {
+      e.preventDefault();
+      enterUsed = true;
+      form.requestSubmit();
+    }
+  });
+  ta.addEventListener('beforeinput', (e) => {
+    if (enterUsed && (e.inputType === 'insertLineBreak' || e.inputType === 'insertParagraph')) e.preventDefault();
+  });
+  ta.addEventListener('keyup', () => { enterUsed = false; });
+  let sending = false;
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const text = ta.value.trim();
+    if (!text || sending) return;
+    sending = true;
+    sendBtn.disabled = true;
+    errorEl.textContent = '';
+    try {
+      const res = await post(`${roomPath(id)}/messages`, { text, mentions: completion.mentions(text), account: room.account || undefined });
+      ta.value = '';
+      grow();
+      completion.reset();
+      if (!messages.has(res.id)) {
+        const acct = me(room.account);
+        upsert({ id: res.id, seq: 0, message_type: 'text', content: res.body, text, sender_id: acct ? acct.user_id : '', sender_type: 'User', mentions: res.mentions, inserted_at: new Date().toISOString(), pending: true });
+        toBottom();
+      }
+      if (res.warnings && res.warnings.length) errorEl.textContent = res.warnings.join(' ');
+    } catch (err) {
+      errorEl.textContent = err.code === 'invalid_argument' ? err.message : `Not sent: ${err.message}`;
+    } finally {
+      sending = false;
+      sendBtn.disabled = false;
+      ta.focus();
+    }
+  });
+
+  load();
+  return {
+    destroy() {
+      destroyed = true;
+      offs.forEach((f) => f());
+      document.removeEventListener('visibilitychange', onVisible);
+      setViewing(null);
+    },
+    focus() {
+      ta.focus();
+    },
+  };
+}
