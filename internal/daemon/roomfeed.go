@@ -109,7 +109,11 @@ func (rf *roomFeeds) start(ctx context.Context, acct store.Account) error {
 	if err := feed.Start(ctx); err != nil {
 		return err
 	}
-	human, err := band.NewHumanFeed(band.HumanFeedConfig{Client: client, Logger: rf.d.log}, string(acct.UserID), rf.onEvent(acct.Profile, feed))
+	// Every (re)connect wakes a catch-up of the watched rooms: the human
+	// socket replays nothing, and a message posted before a room's channel
+	// was joined would otherwise wait for someone to read the room.
+	catchup := make(chan struct{}, 1)
+	human, err := band.NewHumanFeed(band.HumanFeedConfig{Client: client, Logger: rf.d.log}, string(acct.UserID), rf.onEvent(acct.Profile, feed, catchup))
 	if err != nil {
 		return errors.Join(err, feed.Stop(ctx))
 	}
@@ -124,6 +128,20 @@ func (rf *roomFeeds) start(ctx context.Context, acct store.Account) error {
 		rf.listRooms(actx, client, feed)
 		if err := human.Run(actx); err != nil && actx.Err() == nil {
 			rf.log.Warn("human socket ended", "account", acct.Profile, "err", err)
+		}
+	})
+	rf.wg.Go(func() {
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-catchup:
+			}
+			for _, room := range human.Watched() {
+				if err := feed.Refresh(actx, jam.RoomID(room)); err != nil && actx.Err() == nil {
+					rf.log.Warn("room catch-up after connect", "account", acct.Profile, "room", room, "err", err)
+				}
+			}
 		}
 	})
 	return nil
@@ -154,7 +172,7 @@ func (rf *roomFeeds) listRooms(ctx context.Context, c *band.Client, feed *roomfe
 }
 
 // onEvent hands one socket event to the feed.
-func (rf *roomFeeds) onEvent(profile string, feed *roomfeed.Feed) func(band.HumanEvent) {
+func (rf *roomFeeds) onEvent(profile string, feed *roomfeed.Feed, catchup chan<- struct{}) func(band.HumanEvent) {
 	return func(e band.HumanEvent) {
 		room := jam.RoomID(e.Room)
 		switch e.Kind {
@@ -177,6 +195,10 @@ func (rf *roomFeeds) onEvent(profile string, feed *roomfeed.Feed) func(band.Huma
 			rf.log.Info("human socket", "account", profile, "state", e.State, "err", e.Err)
 			if e.State == band.StateUp {
 				feed.Reconnected()
+				select {
+				case catchup <- struct{}{}:
+				default: // one is pending already
+				}
 			}
 		}
 	}
