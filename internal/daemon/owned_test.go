@@ -248,6 +248,11 @@ func TestOwned_restartMidTurnResumes(t *testing.T) {
 		require.NoError(t, err)
 		return len(turns) == 1 && turns[0].State == "running"
 	}, 30*time.Second, 10*time.Millisecond, "the turn runs")
+	// Read again: the provider thread is recorded before the turn runs.
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	session = ss[0]
+	require.NotEmpty(t, session.ProviderThread)
 	err, _ = r.stop()
 	require.NoError(t, err)
 
@@ -263,7 +268,7 @@ func TestOwned_restartMidTurnResumes(t *testing.T) {
 	require.Equal(t, "interrupted", turns[0].State)
 	require.Equal(t, "daemon_restarted", turns[0].Reason)
 	require.Equal(t, sent.ID, turns[1].Message)
-	ss, err := c2.Sessions(ctx)
+	ss, err = c2.Sessions(ctx)
 	require.NoError(t, err)
 	require.Equal(t, session.ProviderThread, ss[0].ProviderThread, "the agent's session was resumed, not replaced")
 	require.Equal(t, session.Worktree, ss[0].Worktree)

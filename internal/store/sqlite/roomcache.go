@@ -63,28 +63,40 @@ func (s *Store) RoomCacheApply(ctx context.Context, p store.RoomCacheApplyParams
 	if err != nil {
 		return fmt.Errorf("room cache apply %s@%d: %w", p.Room, p.Seq, err)
 	}
+	// One write per message the person sees: the hot statements run
+	// prepared (see stmtCache).
+	if err := s.stmts.prepare(ctx, s.writer, roomCacheApplyQueries...); err != nil {
+		return fmt.Errorf("room cache apply %s@%d: %w", p.Room, p.Seq, err)
+	}
 	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		exec := func(q string, args ...any) error {
+			st, err := s.stmts.inTx(ctx, tx, q)
+			if err == nil {
+				_, err = st.ExecContext(ctx, args...)
+			}
+			return err
+		}
 		if err := advanceRoomState(ctx, tx, p); err != nil {
 			return err
 		}
 		if p.Replace {
-			if _, err := tx.ExecContext(ctx, roomItemDeleteAll, p.WorkspaceID, p.AccountID, p.Room); err != nil {
+			if err := exec(roomItemDeleteAll, p.WorkspaceID, p.AccountID, p.Room); err != nil {
 				return err
 			}
 		}
 		for _, id := range p.Deletes {
-			if _, err := tx.ExecContext(ctx, roomItemDeleteOne, p.WorkspaceID, p.AccountID, p.Room, id); err != nil {
+			if err := exec(roomItemDeleteOne, p.WorkspaceID, p.AccountID, p.Room, id); err != nil {
 				return err
 			}
 		}
 		for _, it := range p.Upserts {
-			if _, err := tx.ExecContext(ctx, roomItemUpsert, p.WorkspaceID, p.AccountID, p.Room,
+			if err := exec(roomItemUpsert, p.WorkspaceID, p.AccountID, p.Room,
 				it.MessageID, it.Seq, it.InsertedAt.UnixMicro(), it.Sealed); err != nil {
 				return err
 			}
 		}
 		if len(p.Upserts) > 0 {
-			if _, err := tx.ExecContext(ctx, roomItemTrim, p.WorkspaceID, p.AccountID, p.Room,
+			if err := exec(roomItemTrim, p.WorkspaceID, p.AccountID, p.Room,
 				p.WorkspaceID, p.AccountID, p.Room, store.RoomCacheWindow); err != nil {
 				return err
 			}
@@ -96,6 +108,9 @@ func (s *Store) RoomCacheApply(ctx context.Context, p store.RoomCacheApplyParams
 	}
 	return nil
 }
+
+// roomCacheApplyQueries are the statements RoomCacheApply runs prepared.
+var roomCacheApplyQueries = []string{roomItemDeleteAll, roomItemDeleteOne, roomItemUpsert, roomItemTrim}
 
 // advanceRoomState moves the room's watermark to p.Seq, creating it on the
 // first write of the room, and refuses a sequence that does not advance.

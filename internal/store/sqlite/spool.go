@@ -294,7 +294,7 @@ func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (s
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
-	if err := s.moveStmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
+	if err := s.stmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
 	var out store.SpoolMoved
@@ -323,7 +323,7 @@ func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]st
 		}
 		valid[i] = v
 	}
-	if err := s.moveStmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
+	if err := s.stmts.prepare(ctx, s.writer, spoolMoveQueries...); err != nil {
 		return nil, fmt.Errorf("spool move: %w", err)
 	}
 	out := make([]store.SpoolMoved, len(rows))
@@ -349,7 +349,7 @@ var spoolMoveQueries = []string{spoolTakeSeqOfWS, spoolMoveProbe, queueInsert}
 // spoolMoveOne moves one entry inside tx; see SpoolMove. It runs three
 // prepared statements per entry: take the entry, probe, insert.
 func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row store.QueueRow) (store.SpoolMoved, error) {
-	take, err := s.moveStmts.inTx(ctx, tx, spoolTakeSeqOfWS)
+	take, err := s.stmts.inTx(ctx, tx, spoolTakeSeqOfWS)
 	if err != nil {
 		return store.SpoolMoved{}, err
 	}
@@ -364,7 +364,7 @@ func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row sto
 		return store.SpoolMoved{}, err // the caller's rollback puts the entry back
 	}
 	moved := store.SpoolMoved{SpoolBytes: len(e.Sealed)}
-	probe, err := s.moveStmts.inTx(ctx, tx, spoolMoveProbe)
+	probe, err := s.stmts.inTx(ctx, tx, spoolMoveProbe)
 	if err != nil {
 		return store.SpoolMoved{}, err
 	}
@@ -401,7 +401,7 @@ func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row sto
 		State:           store.QueueQueued,
 		ReceivedAt:      e.ReceivedAt,
 	}
-	insert, err := s.moveStmts.inTx(ctx, tx, queueInsert)
+	insert, err := s.stmts.inTx(ctx, tx, queueInsert)
 	if err != nil {
 		return store.SpoolMoved{}, err
 	}

@@ -90,7 +90,7 @@ type Store struct {
 	ckpt   *sql.DB // one connection; WAL checkpoints only
 
 	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
-	moveStmts    stmtCache        // prepared on the writer; see spool.go
+	stmts        stmtCache        // hot statements, prepared on the writer; see stmtcache.go
 	eventInserts eventInsertCache // prepared on the writer; see events.go
 
 	truncateBytes int64
@@ -223,7 +223,7 @@ func (s *Store) Close() error {
 			s.checkpoint(context.Background(), true),
 			s.ckpt.Close(),
 			s.spoolInserts.close(),
-			s.moveStmts.close(),
+			s.stmts.close(),
 			s.eventInserts.close(),
 			s.writer.Close(),
 		)
