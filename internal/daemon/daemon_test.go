@@ -61,7 +61,7 @@ func testConfig(t *testing.T) config.Config {
 	dir, err := os.MkdirTemp("", "jamd") // short: unix socket paths are limited
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return config.Config{DataDir: dir, LogLevel: "debug", LogFormat: "text", ShutdownTimeout: 4 * time.Second, Store: "sqlite", Band: config.BandEmbedded, HubAddr: "127.0.0.1:0"}
+	return config.Config{DataDir: dir, LogLevel: "debug", LogFormat: "text", ShutdownTimeout: 20 * time.Second, Store: "sqlite", Band: config.BandEmbedded, HubAddr: "127.0.0.1:0"}
 }
 
 func start(t *testing.T, cfg config.Config) *running {

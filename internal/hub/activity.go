@@ -42,11 +42,13 @@ func (a *activity) report(room, agent string, working bool, until time.Time, pus
 	}
 }
 
-// snapshot pushes the room's current indicators through push, for a
-// socket that just joined room_activity.
-func (a *activity) snapshot(room string, push func(agent string, until time.Time)) {
+// joinWithSnapshot joins a socket to room_activity (join) and pushes the
+// room's current indicators to it (push), both under the lock a report
+// holds while it broadcasts.
+func (a *activity) joinWithSnapshot(room string, join func(), push func(agent string, until time.Time)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	join()
 	for k, t := range a.until {
 		if k.room == room {
 			push(k.agent, t)

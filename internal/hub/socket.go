@@ -300,12 +300,17 @@ func (h *Hub) handleFrame(ctx context.Context, s *socket, f phoenix.Frame) {
 			s.reply(f, phoenix.StatusError, joinError{Reason: reason})
 			return
 		}
-		h.broker.join(s, f)
-		if prefix, room, _ := protocol.SplitTopic(f.Topic); prefix == protocol.TopicRoomActivity {
-			h.act.snapshot(room, func(agent string, until time.Time) {
-				s.push(f.Topic, protocol.EventActivity, mustJSON(protocol.Activity{ParticipantID: agent, Working: true, ExpiresAt: protocol.FormatTime(until)}))
-			})
+		prefix, room, _ := protocol.SplitTopic(f.Topic)
+		if prefix != protocol.TopicRoomActivity {
+			h.broker.join(s, f)
+			return
 		}
+		// Joined and snapshotted under the activity lock, which reports
+		// also hold while they broadcast: each change reaches the new
+		// socket once, in the snapshot or as a push, never both.
+		h.act.joinWithSnapshot(room, func() { h.broker.join(s, f) }, func(agent string, until time.Time) {
+			s.push(f.Topic, protocol.EventActivity, mustJSON(protocol.Activity{ParticipantID: agent, Working: true, ExpiresAt: protocol.FormatTime(until)}))
+		})
 	case f.Event == phoenix.EventLeave:
 		h.broker.leave(s, f.Topic)
 		s.reply(f, phoenix.StatusOK, nil)
