@@ -18,22 +18,32 @@ type stmtCache struct {
 
 // prepare prepares on db every query not prepared yet. It must run
 // outside any transaction of db: the writer has one connection, and a
-// prepare while a transaction holds it would wait forever.
+// prepare waits for it. It never holds the cache's lock while it waits, so
+// a transaction that holds the connection can always finish (inTx takes
+// the lock).
 func (c *stmtCache) prepare(ctx context.Context, db *sql.DB, queries ...string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, q := range queries {
-		if _, ok := c.stmts[q]; ok {
+		c.mu.Lock()
+		_, ok := c.stmts[q]
+		c.mu.Unlock()
+		if ok {
 			continue
 		}
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			return err
 		}
+		c.mu.Lock()
+		if _, ok := c.stmts[q]; ok {
+			c.mu.Unlock()
+			st.Close() // another caller prepared it meanwhile
+			continue
+		}
 		if c.stmts == nil {
 			c.stmts = map[string]*sql.Stmt{}
 		}
 		c.stmts[q] = st
+		c.mu.Unlock()
 	}
 	return nil
 }
