@@ -13,7 +13,9 @@ import (
 
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/demoagent"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store/sqlite"
@@ -137,16 +139,9 @@ func TestOwned_demoAgentAnswersInTwoRooms(t *testing.T) {
 // generation runs the next turn, which answers the message once.
 func TestOwned_killedAgentIsReplacedAndTheMessageAnswered(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	st := r.waitReady(t)
+	o := startOwned(t)
+	cfg, r, owner, agent, room := o.cfg, o.r, o.owner, o.agent, o.room
 	ctx := t.Context()
-	c := r.client
-	owner := ownerClient(t, st)
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
-	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "r", Agents: []string{"demo"}})
-	require.NoError(t, err)
 
 	// A second reader of the daemon's store, to see the turn and its lease.
 	db, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(cfg.DataDir, "jam.db")})
@@ -223,16 +218,9 @@ func TestOwned_killedAgentIsReplacedAndTheMessageAnswered(t *testing.T) {
 // message once, in the same agent session (resumed) and worktree.
 func TestOwned_restartMidTurnResumes(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	st := r.waitReady(t)
+	o := startOwned(t)
+	cfg, r, c, owner, agent, room := o.cfg, o.r, o.r.client, o.owner, o.agent, o.room
 	ctx := t.Context()
-	c := r.client
-	owner := ownerClient(t, st)
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
-	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "r", Agents: []string{"demo"}})
-	require.NoError(t, err)
 	sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] migrate the schema", []protocol.Mention{{ID: agent.AgentID}})
 	require.NoError(t, err)
 
@@ -288,17 +276,10 @@ func TestOwned_restartMidTurnResumes(t *testing.T) {
 // it ends cancelled and the message stays queued, unsettled.
 func TestOwned_cancelledTurnSettlesNothing(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	st := r.waitReady(t)
+	o := startOwned(t)
+	c, owner, agent, room := o.r.client, o.owner, o.agent, o.room
 	ctx := t.Context()
-	c := r.client
-	owner := ownerClient(t, st)
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
-	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "r", Agents: []string{"demo"}})
-	require.NoError(t, err)
-	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] rewrite it in Rust", []protocol.Mention{{ID: agent.AgentID}})
+	_, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] rewrite it in Rust", []protocol.Mention{{ID: agent.AgentID}})
 	require.NoError(t, err)
 	var session wire.Session
 	var turn wire.Turn
@@ -326,4 +307,26 @@ func TestOwned_cancelledTurnSettlesNothing(t *testing.T) {
 	in, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: "demo"})
 	require.NoError(t, err)
 	require.Len(t, in.Messages, 1, "the message is not settled")
+}
+
+// owned is a running daemon with the demo agent, owned, in one room.
+type owned struct {
+	cfg   config.Config
+	r     *running
+	owner *band.Client
+	agent wire.Agent
+	room  wire.Room
+}
+
+func startOwned(t *testing.T) owned {
+	t.Helper()
+	o := owned{cfg: testConfig(t)}
+	o.r = start(t, o.cfg)
+	o.owner = ownerClient(t, o.r.waitReady(t))
+	var err error
+	o.agent, err = o.r.client.AgentAdd(t.Context(), wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
+	require.NoError(t, err)
+	o.room, err = o.r.client.RoomCreate(t.Context(), wire.RoomCreateRequest{Title: "r", Agents: []string{"demo"}})
+	require.NoError(t, err)
+	return o
 }
