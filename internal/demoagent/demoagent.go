@@ -50,7 +50,10 @@ type agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*record // guarded by mu
-	cancel   map[string]bool    // guarded by mu: cancel requested
+	// prompts counts the prompts of a session received and not yet
+	// answered, in wire order; a cancel counts only while one is.
+	prompts map[string]int  // guarded by mu
+	cancel  map[string]bool // guarded by mu: cancel requested
 }
 
 // record is a session as kept on disk.
@@ -83,9 +86,23 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return err
 	}
-	a := &agent{cfg: cfg, sessions: map[string]*record{}, cancel: map[string]bool{}}
-	a.conn = jsonrpc.New(in, out, jsonrpc.Options{Handler: a.handle, OnNotify: a.notify})
+	a := &agent{cfg: cfg, sessions: map[string]*record{}, prompts: map[string]int{}, cancel: map[string]bool{}}
+	a.conn = jsonrpc.New(in, out, jsonrpc.Options{Handler: a.handle, OnNotify: a.notify, OnRequest: a.received})
 	return a.conn.Run(ctx)
+}
+
+// received sees each request in wire order: a prompt starts counting
+// before any cancel that follows it is read.
+func (a *agent) received(method string, params json.RawMessage) {
+	if method != acp.MethodSessionPrompt {
+		return
+	}
+	var p acp.PromptParams
+	if json.Unmarshal(params, &p) == nil {
+		a.mu.Lock()
+		a.prompts[p.SessionID]++
+		a.mu.Unlock()
+	}
 }
 
 func (a *agent) notify(method string, params json.RawMessage) {
@@ -95,7 +112,9 @@ func (a *agent) notify(method string, params json.RawMessage) {
 	var p acp.CancelParams
 	if json.Unmarshal(params, &p) == nil {
 		a.mu.Lock()
-		a.cancel[p.SessionID] = true
+		if a.prompts[p.SessionID] > 0 {
+			a.cancel[p.SessionID] = true
+		}
 		a.mu.Unlock()
 	}
 }
@@ -154,9 +173,16 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 }
 
 func (a *agent) prompt(ctx context.Context, p acp.PromptParams) (acp.PromptResult, error) {
+	defer func() {
+		a.mu.Lock()
+		if a.prompts[p.SessionID]--; a.prompts[p.SessionID] <= 0 {
+			delete(a.prompts, p.SessionID)
+			delete(a.cancel, p.SessionID)
+		}
+		a.mu.Unlock()
+	}()
 	a.mu.Lock()
 	r, ok := a.sessions[p.SessionID]
-	a.cancel[p.SessionID] = false
 	a.mu.Unlock()
 	if !ok {
 		return acp.PromptResult{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown session " + p.SessionID}

@@ -157,6 +157,28 @@ func TestDemoAgent_cancelEndsTheTurn(t *testing.T) {
 	require.Equal(t, acp.StopEndTurn, res.StopReason)
 }
 
+// TestDemoAgent_cancelRightAwayIsNotLost: a cancel that follows the
+// prompt at once (the turn was cancelled before it began) stops that
+// prompt; the agent does not take it for a cancel of an earlier one.
+func TestDemoAgent_cancelRightAwayIsNotLost(t *testing.T) {
+	t.Parallel()
+	a, _ := start(t, t.TempDir(), acp.PolicyAllow)
+	id, err := a.NewSession(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	for range 20 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		res, err := a.Prompt(ctx, id, "[slow] never mind")
+		require.NoError(t, err)
+		require.Equal(t, acp.StopCancelled, res.StopReason)
+	}
+	// A cancel with no prompt running is not kept for the next one.
+	require.NoError(t, a.Cancel(id))
+	res, err := a.Prompt(t.Context(), id, "hello")
+	require.NoError(t, err)
+	require.Equal(t, acp.StopEndTurn, res.StopReason)
+}
+
 func TestDemoAgent_killedMidTurn(t *testing.T) {
 	t.Parallel()
 	a, u := start(t, t.TempDir(), acp.PolicyAllow)

@@ -37,11 +37,10 @@ type Host interface {
 	// LoadSession resumes a session in a new process; jam.ErrNotImplemented
 	// when the agent cannot.
 	LoadSession(ctx context.Context, thread, dir string) error
-	// Prompt runs one turn and returns the agent's answer.
+	// Prompt runs one turn and returns the agent's answer. When ctx ends
+	// first, the agent is asked to stop the turn, and Prompt returns its
+	// answer with the stop reason "cancelled".
 	Prompt(ctx context.Context, thread, text string) (Answer, error)
-	// Cancel asks the agent to stop the thread's running turn; its Prompt
-	// then returns with the stop reason "cancelled".
-	Cancel(thread string) error
 	// Exited is closed when the process has exited.
 	Exited() <-chan struct{}
 	// Pid is the process id, for the lease record.
@@ -112,15 +111,14 @@ type Manager struct {
 	mu      sync.Mutex
 	workers map[jam.SessionID]*worker // guarded by mu
 	hosts   map[string]*lease         // guarded by mu: by holder
-	running map[jam.TurnID]running    // guarded by mu: turns in a prompt
-	stopped bool                      // guarded by mu
+	// active holds the cancel of each turn a worker has taken up, from
+	// before it leaves queued until it ends.
+	active  map[jam.TurnID]context.CancelCauseFunc // guarded by mu
+	stopped bool                                   // guarded by mu
 }
 
-// running is a turn in a prompt, for Cancel.
-type running struct {
-	host   Host
-	thread string
-}
+// errCancelledByUser is the cause of a turn's context cancelled by Cancel.
+var errCancelledByUser = errors.New("turn cancelled by user")
 
 // worker is one session's turn runner.
 type worker struct {
@@ -152,7 +150,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Logger.With("component", "runtime"), ctx: ctx, cancel: cancel,
-		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, running: map[jam.TurnID]running{}}, nil
+		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, active: map[jam.TurnID]context.CancelCauseFunc{}}, nil
 }
 
 // Start recovers after a restart: a turn that was active when the daemon
@@ -303,15 +301,16 @@ func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err 
 	return true, m.runTurn(ctx, s, *next)
 }
 
-// Cancel cancels a turn: a queued turn ends cancelled at once; a running
-// one is asked to stop (its prompt then ends cancelled and settles
+// Cancel cancels a turn: a queued turn ends cancelled at once; a turn a
+// worker has taken up is asked to stop (it ends cancelled and settles
 // nothing). A turn that already ended is jam.ErrConflict.
 func (m *Manager) Cancel(ctx context.Context, id jam.TurnID) error {
 	m.mu.Lock()
-	r, ok := m.running[id]
+	cancel, ok := m.active[id]
 	m.mu.Unlock()
 	if ok {
-		return r.host.Cancel(r.thread)
+		cancel(errCancelledByUser)
+		return nil
 	}
 	t, err := m.cfg.Store.TurnGet(ctx, m.cfg.Workspace, id)
 	if err != nil {

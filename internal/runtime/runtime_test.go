@@ -193,3 +193,71 @@ func TestManager_failedPromptSettlesNothing(t *testing.T) {
 	require.Empty(t, b.set.replies)
 	require.Empty(t, b.set.acks)
 }
+
+// gatedHost holds NewSession until released, and its prompts end only
+// when their context does.
+type gatedHost struct {
+	fakeHost
+	opening chan struct{} // receives when NewSession is waiting
+	release chan struct{}
+	prompts chan string
+}
+
+func (h *gatedHost) NewSession(ctx context.Context, dir string) (string, error) {
+	h.opening <- struct{}{}
+	<-h.release
+	return h.fakeHost.NewSession(ctx, dir)
+}
+
+func (h *gatedHost) Prompt(ctx context.Context, _, text string) (Answer, error) {
+	h.prompts <- text
+	<-ctx.Done()
+	return Answer{StopReason: "cancelled"}, nil
+}
+
+// TestManager_cancelReachesTurnsAtEveryStage: a cancel while the worker
+// prepares a turn (before the prompt is sent) ends it cancelled without a
+// prompt; a cancel while it runs stops the prompt. Neither settles.
+func TestManager_cancelReachesTurnsAtEveryStage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}), release: make(chan struct{}), prompts: make(chan string, 4)}
+	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
+		Launch: func(context.Context, store.TemplateConfig) (Host, error) { return h, nil }})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(t.Context()))
+	defer func() { require.NoError(t, m.Stop(context.Background())) }()
+
+	turnOf := func(i int, state jam.TurnState) store.Turn {
+		var got store.Turn
+		require.Eventually(t, func() bool {
+			turns, err := b.st.TurnList(t.Context(), b.ws, b.sess.ID)
+			require.NoError(t, err)
+			if len(turns) <= i {
+				return false
+			}
+			got = turns[i]
+			return got.State == state
+		}, 10*time.Second, time.Millisecond)
+		return got
+	}
+
+	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000011")
+	<-h.opening
+	first := turnOf(0, jam.TurnPreparing)
+	require.NoError(t, m.Cancel(t.Context(), first.ID))
+	close(h.release)
+	first = turnOf(0, jam.TurnCancelled)
+	require.Equal(t, jam.ReasonCancelledByUser, first.Reason)
+	require.Empty(t, h.prompts, "a turn cancelled before its prompt sends none")
+
+	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000012")
+	<-h.prompts
+	second := turnOf(1, jam.TurnRunning)
+	require.NoError(t, m.Cancel(t.Context(), second.ID))
+	second = turnOf(1, jam.TurnCancelled)
+	require.Equal(t, jam.ReasonCancelledByUser, second.Reason)
+	require.ErrorIs(t, m.Cancel(t.Context(), second.ID), jam.ErrConflict)
+	require.Empty(t, b.set.replies)
+	require.Empty(t, b.set.acks)
+}

@@ -17,6 +17,22 @@ const noReply = "NO_REPLY"
 
 // runTurn runs one queued turn to its end.
 func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) error {
+	// Cancel reaches the turn through its context from before it leaves
+	// queued: a cancel racing the worker is never lost.
+	turnCtx, cancelTurn := context.WithCancelCause(ctx)
+	defer cancelTurn(nil)
+	m.mu.Lock()
+	m.active[t.ID] = cancelTurn
+	m.mu.Unlock()
+	// Once the turn's outcome is decided, a cancel is too late.
+	decided := func() {
+		m.mu.Lock()
+		delete(m.active, t.ID)
+		m.mu.Unlock()
+	}
+	defer decided()
+	byUser := func() bool { return errors.Is(context.Cause(turnCtx), errCancelledByUser) }
+
 	tmpl, err := m.cfg.Store.TemplateGet(ctx, m.cfg.Workspace, s.TemplateID)
 	if err != nil {
 		return err
@@ -35,7 +51,16 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()})
 		return err
 	}
+	cancelled := func(from jam.TurnState) error {
+		if err := move(from, jam.TurnCancelling, jam.ReasonCancelledByUser); err != nil {
+			return err
+		}
+		return move(jam.TurnCancelling, jam.TurnCancelled, jam.ReasonCancelledByUser)
+	}
 	if err := move(jam.TurnQueued, jam.TurnPreparing, ""); err != nil {
+		if cur, gerr := m.cfg.Store.TurnGet(ctx, m.cfg.Workspace, t.ID); errors.Is(err, jam.ErrConflict) && gerr == nil && cur.State != jam.TurnQueued {
+			return nil // cancelled while queued, before this worker took it
+		}
 		return err
 	}
 	thread, err := m.sessionOn(ctx, l, s, wt.Path)
@@ -47,21 +72,20 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 		// The message was settled or retired meanwhile: nothing to answer.
 		return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
 	}
+	if byUser() {
+		decided()
+		return cancelled(jam.TurnPreparing)
+	}
 	if err := move(jam.TurnPreparing, jam.TurnRunning, ""); err != nil {
 		return err
 	}
 	endWork := m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
-	m.mu.Lock()
-	m.running[t.ID] = running{host: l.host, thread: thread}
-	m.mu.Unlock()
-	ans, perr := l.host.Prompt(ctx, thread, prompt(msg))
-	m.mu.Lock()
-	delete(m.running, t.ID)
-	m.mu.Unlock()
+	ans, perr := l.host.Prompt(turnCtx, thread, prompt(msg))
+	decided()
 	endWork()
 	// With the answer in hand, the bookkeeping finishes even when the
 	// daemon is stopping: Stop waits for it.
-	stopping := ctx.Err() != nil
+	stopping := ctx.Err() != nil && !byUser()
 	ctx = context.WithoutCancel(ctx)
 	if perr != nil {
 		return m.endTurn(ctx, l, t, jam.ReasonHarnessError, perr)
@@ -72,10 +96,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 		return m.interrupt(ctx, t, jam.ReasonDaemonRestarted)
 	}
 	if ans.StopReason == "cancelled" {
-		if err := move(jam.TurnRunning, jam.TurnCancelling, jam.ReasonCancelledByUser); err != nil {
-			return err
-		}
-		return move(jam.TurnCancelling, jam.TurnCancelled, jam.ReasonCancelledByUser)
+		return cancelled(jam.TurnRunning)
 	}
 	// Only now, with the answer in hand and the lease still ours, settle.
 	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {

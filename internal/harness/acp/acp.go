@@ -213,7 +213,11 @@ func (a *Agent) Exited() <-chan struct{} { return a.exited }
 
 // call is a JSON-RPC call that also ends when the process exits.
 func (a *Agent) call(ctx context.Context, method string, params, result any) error {
-	err := a.conn.Call(ctx, method, params, result)
+	return a.closed(a.conn.Call(ctx, method, params, result))
+}
+
+// closed turns the end of the stream into the process's exit.
+func (a *Agent) closed(err error) error {
 	if errors.Is(err, jsonrpc.ErrClosed) {
 		<-a.exited
 		return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.runErr)
@@ -293,14 +297,19 @@ func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult,
 		s.collect = nil
 		a.mu.Unlock()
 	}()
+	// The request is on the wire before any cancel can follow it, so the
+	// agent never sees a cancel for a prompt it has not received yet.
+	pending, err := a.conn.Send(MethodSessionPrompt, PromptParams{SessionID: sessionID, Prompt: []ContentBlock{{Type: "text", Text: text}}})
+	if err != nil {
+		return TurnResult{}, fmt.Errorf("acp: session/prompt: %w", a.closed(err))
+	}
 	done := make(chan struct{})
 	var res PromptResult
-	var err error
 	go func() {
 		defer close(done)
-		// The call itself is not bound to ctx: a cancelled turn still
+		// The wait itself is not bound to ctx: a cancelled turn still
 		// gets its answer (stopReason cancelled).
-		err = a.call(context.WithoutCancel(ctx), MethodSessionPrompt, PromptParams{SessionID: sessionID, Prompt: []ContentBlock{{Type: "text", Text: text}}}, &res)
+		err = a.closed(pending.Wait(context.WithoutCancel(ctx), &res))
 	}()
 	select {
 	case <-done:

@@ -202,6 +202,11 @@ type Options struct {
 	Handler Handler
 	// OnNotify receives notifications in order; nil drops them.
 	OnNotify func(method string, params json.RawMessage)
+	// OnRequest, when set, sees each request on the reading goroutine,
+	// in order with the notifications, before its Handler starts: a
+	// notification that follows a request on the wire (a cancel) is then
+	// never taken for one that came before it.
+	OnRequest func(method string, params json.RawMessage)
 	// MaxLine bounds one message; default DefaultMaxLine.
 	MaxLine int
 }
@@ -311,6 +316,9 @@ func (c *Conn) dispatch(ctx context.Context, m Message) {
 			c.opts.OnNotify(m.Method, m.Params)
 		}
 	case m.IsRequest():
+		if c.opts.OnRequest != nil {
+			c.opts.OnRequest(m.Method, m.Params)
+		}
 		c.handler.Go(func() { c.answer(ctx, m) })
 	}
 }
@@ -347,34 +355,58 @@ func (c *Conn) answer(ctx context.Context, m Message) {
 // with one, with ErrClosed when the stream ends first, and with ctx's
 // error when ctx ends first (the request stays unanswered).
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	p, err := c.Send(method, params)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx, result)
+}
+
+// Pending is a request that has been written and awaits its response.
+type Pending struct {
+	c      *Conn
+	id     ID
+	method string
+	ch     chan Message
+}
+
+// Send writes a request and returns once it is on the stream, so that
+// whatever the caller writes next (a cancel notification, say) follows it
+// on the wire. Wait collects the response.
+func (c *Conn) Send(method string, params any) (*Pending, error) {
+	p, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	select {
 	case <-c.done:
 		c.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	default:
 	}
 	c.nextID++
-	id := NumberID(c.nextID)
-	ch := make(chan Message, 1)
-	c.pending[id.String()] = ch
+	pd := &Pending{c: c, id: NumberID(c.nextID), method: method, ch: make(chan Message, 1)}
+	c.pending[pd.id.String()] = pd.ch
 	c.mu.Unlock()
-	drop := func() {
-		c.mu.Lock()
-		delete(c.pending, id.String())
-		c.mu.Unlock()
+	if err := c.write(wire{JSONRPC: Version, ID: json.RawMessage(pd.id.String()), Method: method, Params: p}); err != nil {
+		pd.drop()
+		return nil, err
 	}
-	p, err := marshalParams(params)
-	if err != nil {
-		drop()
-		return err
-	}
-	if err := c.write(wire{JSONRPC: Version, ID: json.RawMessage(id.String()), Method: method, Params: p}); err != nil {
-		drop()
-		return err
-	}
+	return pd, nil
+}
+
+func (p *Pending) drop() {
+	p.c.mu.Lock()
+	delete(p.c.pending, p.id.String())
+	p.c.mu.Unlock()
+}
+
+// Wait waits for the response to a sent request, as Call does; when ctx
+// ends first the request stays unanswered and Wait cannot be called again.
+func (p *Pending) Wait(ctx context.Context, result any) error {
 	select {
-	case m, ok := <-ch:
+	case m, ok := <-p.ch:
 		if !ok {
 			return ErrClosed
 		}
@@ -385,11 +417,11 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 			return nil
 		}
 		if err := json.Unmarshal(m.Result, result); err != nil {
-			return fmt.Errorf("json-rpc: %s result: %w", method, err)
+			return fmt.Errorf("json-rpc: %s result: %w", p.method, err)
 		}
 		return nil
 	case <-ctx.Done():
-		drop()
+		p.drop()
 		return ctx.Err()
 	}
 }
