@@ -30,7 +30,7 @@
 // entry larger than the byte bound on its own is admitted when its peer's
 // spool is empty, so it cannot wait forever.)
 //
-// Duplicates are decided by the store, in the same transaction: a message
+// Duplicates are decided by the store, atomically with the append: a message
 // already spooled, queued or settled for its peer is not appended, and
 // Push reports appended=false without an error.
 //
@@ -46,8 +46,9 @@
 //
 //   - a push is O(1) apart from the shared commit: a map lookup under a
 //     mutex that is never held across I/O, and a channel send; usage is
-//     counted, not scanned, and deduplication is a primary-key probe inside
-//     the commit;
+//     counted, not scanned, and deduplication is a lookup in the store's
+//     set of spooled messages and index probes of the queue and the
+//     settled tombstones inside the commit;
 //   - concurrent pushes share one transaction and one fsync (group commit),
 //     instead of one file, one fsync and one directory fsync each;
 //   - moving an entry to the queue is one store transaction

@@ -62,7 +62,12 @@
 // transaction waits on anything but SQLite, and the hot statements are
 // index lookups (TestQueries_useIndexes keeps them so). SpoolAppend, the
 // statement of every group commit, inserts a whole batch with one
-// multi-row statement, prepared once per power-of-two size and cached.
+// multi-row statement, prepared once per row count and cached. Whether a
+// message is already spooled is decided from the Store's in-memory set of
+// spooled messages (spoolSet in spool.go), not through a unique index on
+// random message ids, whose pages were most of what a group commit wrote;
+// the lane index is over a 64-bit hash of the lane's columns (migration
+// 0007).
 // The lock of that cache is taken before the writer connection, never
 // while holding it.
 //

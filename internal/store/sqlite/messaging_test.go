@@ -103,9 +103,14 @@ func TestQueries_useIndexes(t *testing.T) {
 		query string
 		args  int
 	}{
-		{"spool append", spoolInsertHead + spoolInsertRow + ", " + spoolInsertRow + spoolInsertTail, 16},
+		{"spool append", spoolInsertHead + spoolInsertRow + ", " + spoolInsertRow + spoolInsertTail, 18},
 		{"spool next", spoolSelectLane, 5},
+		{"spool append read-back", spoolSelectRange, 2},
+		{"spool append duplicate check", spoolDupProbe, 5},
+		{"spool append spooled check", spoolSpooledProbe, 5},
 		{"spool move read", spoolSelectSeqOfWS, 2},
+		{"retire spool usage", retiredSpoolUsage, 4},
+		{"retire spool delete", retiredSpoolDelete, 4},
 		{"queue get", queueSelect, 4},
 		{"queue list binding", queueSelectOfBinding, 6},
 		{"queue list unrouted", queueSelectUnrouted, 6},

@@ -19,9 +19,11 @@ ON CONFLICT (workspace_id, profile, scope, room_id) DO UPDATE SET retired_at = e
 	retiredSelect = `SELECT room_id FROM retired_rooms WHERE workspace_id = ? AND profile = ? AND scope = ? ORDER BY room_id`
 	// The lane's entries are counted before they are deleted so the
 	// caller can release their spool budget.
+	// The spool is reached through its lane index (spoolKey in spool.go).
 	retiredSpoolUsage = `SELECT COUNT(*), COALESCE(SUM(length(sealed)), 0) FROM spool
-WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ?`
-	retiredSpoolDelete = `DELETE FROM spool WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ?`
+WHERE lane_key = jam_spool_key(?1, ?2, ?3, ?4) AND workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND room_id = ?4`
+	retiredSpoolDelete = `DELETE FROM spool
+WHERE lane_key = jam_spool_key(?1, ?2, ?3, ?4) AND workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND room_id = ?4`
 	retiredQueueDelete = `DELETE FROM queue WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ?`
 	retiredBindingDel  = `DELETE FROM bindings WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ?`
 )

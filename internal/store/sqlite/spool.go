@@ -3,11 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+
+	msqlite "modernc.org/sqlite"
 
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -20,29 +23,58 @@ const (
 	// appends a batch of entries; spoolInsertRow is repeated once per entry
 	// between them (at most spoolInsertMax times). An entry is skipped if its
 	// message is already queued or settled for its peer (the NOT EXISTS
-	// probes, each a primary-key lookup), or already spooled — which
-	// includes an earlier duplicate in the same batch, since the rows are
-	// inserted in order (ON CONFLICT on the unique key). RETURNING names
-	// the rows that went in; its order is unspecified, so rows are matched
-	// back to entries by key. One statement for the batch keeps the
-	// per-entry cost to the B-tree work alone.
-	spoolInsertHead = `WITH batch (n, workspace_id, profile, scope, room_id, message_id, sealed, received_at) AS (VALUES `
-	spoolInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?)`
+	// probes, each a primary-key lookup). Whether it is already spooled is
+	// decided before the statement, from the store's set of spooled
+	// messages (spoolSet), and repeats within one batch are removed then
+	// too. Rows go in in batch order (ORDER BY b.n) and, with one writer,
+	// take consecutive sequences, so when every entry went in (the usual
+	// case) the last inserted rowid and the count name them all; only when
+	// some were skipped are the new rows read back (spoolSelectRange) to
+	// tell which, and each skipped entry is checked to be a duplicate
+	// (spoolDupProbe). (RETURNING would name them directly, but buffering
+	// its rows cost 10-20% of an append's CPU when measured.) OR IGNORE
+	// changes nothing for valid input — the table has no unique index, and
+	// its NOT NULL columns are bound from validated values — but it tells
+	// SQLite the statement cannot fail halfway, so it keeps no statement
+	// journal (a copy of every page the statement changes; 5-15% of an
+	// append's CPU); a row it skipped all the same would fail the duplicate
+	// check, and the batch with it, so nothing is ever acknowledged
+	// unwritten. One statement for the batch keeps the per-entry cost to
+	// the B-tree work alone.
+	spoolInsertHead = `WITH batch (n, workspace_id, profile, scope, room_id, message_id, sealed, received_at, lane_key) AS (VALUES `
+	spoolInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	spoolInsertTail = `)
-INSERT INTO spool (workspace_id, profile, scope, room_id, message_id, sealed, received_at)
-SELECT b.workspace_id, b.profile, b.scope, b.room_id, b.message_id, b.sealed, b.received_at FROM batch b
+INSERT OR IGNORE INTO spool (workspace_id, profile, scope, room_id, message_id, sealed, received_at, lane_key)
+SELECT b.workspace_id, b.profile, b.scope, b.room_id, b.message_id, b.sealed, b.received_at, b.lane_key FROM batch b
 WHERE NOT EXISTS (SELECT 1 FROM queue q WHERE q.workspace_id = b.workspace_id AND q.profile = b.profile
                   AND q.scope = b.scope AND q.message_id = b.message_id)
   AND NOT EXISTS (SELECT 1 FROM settled s WHERE s.workspace_id = b.workspace_id AND s.profile = b.profile
                   AND s.scope = b.scope AND s.message_id = b.message_id)
-ORDER BY b.n
-ON CONFLICT (workspace_id, profile, scope, message_id) DO NOTHING
-RETURNING seq, workspace_id, profile, scope, message_id`
-	// spoolInsertMax bounds the entries of one statement (8 parameters
-	// each, far below SQLite's limit of 32766). It is a power of two.
-	spoolInsertMax  = 256
+ORDER BY b.n`
+	spoolSelectRange = `SELECT seq, workspace_id, profile, scope, message_id FROM spool WHERE seq > ? AND seq <= ? ORDER BY seq`
+	// spoolSpooledProbe tells whether a message is in the spool, reading
+	// its lane through spool_lane (a lane holds what its peer received in
+	// its room and the engine has not moved yet: a handful of entries).
+	spoolSpooledProbe = `SELECT EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane
+WHERE lane_key = ?5 AND workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)`
+	// spoolDupProbe tells whether an entry SpoolAppend skipped is a
+	// duplicate: queued, settled or spooled already for its peer.
+	spoolDupProbe = `SELECT
+  EXISTS (SELECT 1 FROM queue WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)
+  OR EXISTS (SELECT 1 FROM settled WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)
+  OR EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane WHERE lane_key = ?5 AND workspace_id = ?1 AND profile = ?2
+             AND scope = ?3 AND message_id = ?4)`
+	spoolSelectIdentities = `SELECT seq, workspace_id, profile, scope, message_id FROM spool`
+	// spoolInsertMax bounds the entries of one statement (9 parameters
+	// each, far below SQLite's limit of 32766). A statement is prepared for
+	// each row count up to it, so a batch of up to spoolInsertMax entries
+	// is one statement; larger batches take several.
+	spoolInsertMax = 64
+	// spoolSelectLane reads one lane through spool_lane: the index holds
+	// lane_key and the rowid (seq), so it yields the lane in seq order.
 	spoolSelectLane = `SELECT ` + spoolColumns + ` FROM spool
-WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? ORDER BY seq LIMIT ?`
+WHERE lane_key = jam_spool_key(?1, ?2, ?3, ?4) AND workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND room_id = ?4
+ORDER BY seq LIMIT ?5`
 	spoolSelectLanes = `SELECT workspace_id, profile, scope, room_id FROM spool
 GROUP BY workspace_id, profile, scope, room_id ORDER BY MIN(seq)`
 	// length() of a BLOB is its size in bytes in SQLite, and length() of a
@@ -67,65 +99,222 @@ GROUP BY workspace_id, profile, scope ORDER BY workspace_id, profile, scope`
 
 // SpoolAppend implements [store.Messaging]. Every entry is validated before
 // the transaction starts, so an invalid entry fails the batch with
-// jam.ErrInvalid and writes nothing. Seq, if set, is ignored.
+// jam.ErrInvalid and writes nothing. Seq, if set, is ignored. Of several
+// entries of one batch for the same message and peer, only the first can
+// be appended.
 func (s *Store) SpoolAppend(ctx context.Context, entries []store.SpoolEntry) (store.SpoolAppendResult, error) {
-	rows := make([]store.SpoolEntry, len(entries))
+	rows := make([]spoolRow, 0, len(entries))
+	seen := make(map[spoolIdentity]bool, len(entries))
 	for i, e := range entries {
-		var err error
-		if rows[i], err = validateSpoolEntry(e); err != nil {
+		e, err := validateSpoolEntry(e)
+		if err != nil {
 			return store.SpoolAppendResult{}, fmt.Errorf("spool append: entry %d (%s): %w", i, e.MessageID, err)
 		}
+		id := spoolIdentity{e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID}
+		if seen[id] {
+			continue // a repeat of an earlier entry: reported as not appended
+		}
+		seen[id] = true
+		rows = append(rows, spoolRow{index: i, id: id, entry: e,
+			laneKey: spoolKey(string(e.WorkspaceID), e.Peer.Profile, e.Peer.Scope, string(e.Room))})
 	}
-	res := store.SpoolAppendResult{Appended: make([]bool, len(rows)), Seqs: make([]int64, len(rows))}
+	res := store.SpoolAppendResult{Appended: make([]bool, len(entries)), Seqs: make([]int64, len(entries))}
 	if len(rows) == 0 {
 		return res, nil
 	}
-	// Chunks of power-of-two sizes, largest first, so that at most
-	// log2(spoolInsertMax)+1 statements are ever prepared and each is
-	// parsed once (see spoolInsertCache). They are prepared before the
-	// transaction: preparing on the pool inside it would wait for the one
-	// writer connection the transaction holds.
-	var sizes []int
+	// Appends are serialised on the set, from the check to the update after
+	// the commit, so no other append can insert a message between.
+	s.spooled.mu.Lock()
+	defer s.spooled.mu.Unlock()
+	rows, err := s.spooled.dropSpooledLocked(ctx, s.reader, rows)
+	if err != nil {
+		return store.SpoolAppendResult{}, fmt.Errorf("spool append: %w", err)
+	}
+	if len(rows) == 0 {
+		return res, nil
+	}
+	// The statements are prepared before the transaction: preparing on the
+	// pool inside it would wait for the one writer connection the
+	// transaction holds.
 	var stmts []*sql.Stmt
-	for left, size := len(rows), spoolInsertMax; left > 0; left -= size {
-		for size > left {
-			size /= 2
-		}
-		stmt, err := s.spoolInserts.get(ctx, s.writer, size)
+	for start := 0; start < len(rows); start += spoolInsertMax {
+		stmt, err := s.spoolInserts.get(ctx, s.writer, min(spoolInsertMax, len(rows)-start))
 		if err != nil {
 			return store.SpoolAppendResult{}, fmt.Errorf("spool append: %w", err)
 		}
-		sizes, stmts = append(sizes, size), append(stmts, stmt)
+		stmts = append(stmts, stmt)
 	}
-	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		start := 0
-		for i, size := range sizes {
-			stmt := tx.StmtContext(ctx, stmts[i])
-			if err := spoolInsertChunk(ctx, stmt, rows[start:start+size], res.Appended[start:], res.Seqs[start:]); err != nil {
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		for i, stmt := range stmts {
+			chunk := rows[i*spoolInsertMax : min((i+1)*spoolInsertMax, len(rows))]
+			if err := spoolInsertChunk(ctx, tx, tx.StmtContext(ctx, stmt), chunk, res); err != nil {
 				return err
 			}
-			start += size
 		}
 		return nil
 	})
 	if err != nil {
 		return store.SpoolAppendResult{}, fmt.Errorf("spool append: %w", err)
 	}
+	for _, r := range rows {
+		if res.Appended[r.index] {
+			s.spooled.ids[r.id] = res.Seqs[r.index]
+		}
+	}
 	return res, nil
 }
 
-// spoolKey identifies a message for deduplication.
-type spoolKey struct {
+// spoolIdentity identifies a message for deduplication.
+type spoolIdentity struct {
 	ws      jam.WorkspaceID
 	profile string
 	scope   string
 	msg     jam.PlatformMessageID
 }
 
+// spoolRow is one entry of a batch on its way into the statement: its
+// place in the caller's batch, its identity and its lane key.
+type spoolRow struct {
+	index   int
+	id      spoolIdentity
+	entry   store.SpoolEntry
+	laneKey int64
+}
+
+// spoolSet is the set of messages in the spool table, with the sequence
+// of each, kept in memory so that deciding whether a message is already
+// spooled costs no index. A unique index on the message id used to decide
+// it, and message ids are random: each entry of a group commit landed in
+// its own page of that index, and writing those pages was most of what a
+// commit wrote to the WAL.
+//
+// Invariant: every row of the table is in the set. Rows come in only
+// through SpoolAppend, which adds them after its commit while holding mu,
+// from its check to the update. The set may hold more than the table: an
+// entry leaves it after the row's deletion commits (forget), and a
+// deletion that does not report what it removed (RoomRetire) leaves its
+// entries behind. So a message found in the set is checked against the
+// table (spoolSpooledProbe, one lane); one not found is certainly not
+// spooled. The set is loaded from the table on first use, which a process
+// holding the data directory's lock does for the only store writing it.
+type spoolSet struct {
+	mu     sync.Mutex
+	loaded bool                    // guarded by mu
+	ids    map[spoolIdentity]int64 // guarded by mu: the sequence of each
+}
+
+// dropSpooledLocked returns rows without those whose message is in the
+// spool. mu must be held.
+func (c *spoolSet) dropSpooledLocked(ctx context.Context, db *sql.DB, rows []spoolRow) ([]spoolRow, error) {
+	if !c.loaded {
+		all, err := queryAll(ctx, db, func(row scanner) (spoolGone, error) {
+			var g spoolGone
+			err := row.Scan(&g.seq, &g.id.ws, &g.id.profile, &g.id.scope, &g.id.msg)
+			return g, err
+		}, spoolSelectIdentities)
+		if err != nil {
+			return nil, fmt.Errorf("load spooled messages: %w", err)
+		}
+		c.ids = make(map[spoolIdentity]int64, len(all))
+		for _, g := range all {
+			c.ids[g.id] = g.seq
+		}
+		c.loaded = true
+	}
+	out := rows[:0:0]
+	for _, r := range rows {
+		if _, maybe := c.ids[r.id]; maybe {
+			var spooled bool
+			e := r.entry
+			if err := db.QueryRowContext(ctx, spoolSpooledProbe, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID, r.laneKey).Scan(&spooled); err != nil {
+				return nil, err
+			}
+			if spooled {
+				continue
+			}
+			delete(c.ids, r.id) // gone since; it may come back below
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// forget removes the spool rows of gone, whose deletion has committed,
+// from the set: each by identity, if it still names the same row.
+func (c *spoolSet) forget(gone []spoolGone) {
+	if len(gone) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range gone {
+		if seq, ok := c.ids[g.id]; ok && seq == g.seq {
+			delete(c.ids, g.id)
+		}
+	}
+}
+
+// spoolGone names a spool row (one a transaction deleted, or one loaded).
+type spoolGone struct {
+	id  spoolIdentity
+	seq int64
+}
+
+func goneEntry(e store.SpoolEntry) spoolGone {
+	return spoolGone{spoolIdentity{e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID}, e.Seq}
+}
+
+// spoolKey is the 64-bit FNV-1a hash of the parts, each followed by a NUL
+// byte (no part contains one: validateText refuses it). The spool indexes
+// the key of each row's lane (workspace, profile, scope, room) instead of
+// the lane's text columns: an index entry is then about 13 bytes instead
+// of about 90, so a page holds seven times as many and a group commit
+// splits and writes far fewer of them. Equal keys are a hint, never a
+// match: every lookup also compares the text columns, so a collision costs
+// one extra row read. The same function is registered with SQLite as
+// jam_spool_key, for the migration that keyed existing rows and for
+// queries that look a lane up by its parts.
+func spoolKey(ws, profile, scope, id string) int64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for _, part := range [...]string{ws, profile, scope, id} {
+		for i := 0; i < len(part); i++ {
+			h ^= uint64(part[i])
+			h *= prime
+		}
+		h *= prime // the NUL separator: h ^= 0 changes nothing
+	}
+	return int64(h)
+}
+
+// The registration is global to the driver, so it happens once, before
+// any connection of this package opens: SQLite looks functions up when a
+// statement is prepared, and migration 0007 calls this one.
+func init() {
+	msqlite.MustRegisterDeterministicScalarFunction("jam_spool_key", 4, func(_ *msqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		var parts [4]string
+		for i, a := range args {
+			switch v := a.(type) {
+			case string:
+				parts[i] = v
+			case []byte:
+				parts[i] = string(v)
+			default:
+				return nil, fmt.Errorf("jam_spool_key: argument %d is %T, not text", i+1, a)
+			}
+		}
+		return spoolKey(parts[0], parts[1], parts[2], parts[3]), nil
+	})
+}
+
 // spoolInsertCache holds the batch insert statement prepared on the writer
-// for each power-of-two row count: parsing a statement of dozens of rows
-// costs as much as inserting several of them (measured ~0.3 ms per group
-// commit), and the writer runs a few per commit.
+// for each row count up to spoolInsertMax: parsing a statement of dozens
+// of rows costs as much as inserting several of them, and one statement
+// per commit (instead of one per power-of-two part of the batch) saves the
+// fixed cost of the others.
 type spoolInsertCache struct {
 	mu    sync.Mutex
 	stmts map[int]*sql.Stmt // guarded by mu
@@ -172,35 +361,86 @@ func (c *spoolInsertCache) close() error {
 }
 
 // spoolInsertChunk appends chunk with stmt, the batch insert for
-// len(chunk) rows, and records which entries went in.
-func spoolInsertChunk(ctx context.Context, stmt *sql.Stmt, chunk []store.SpoolEntry, appended []bool, seqs []int64) error {
-	args := make([]any, 0, 8*len(chunk))
-	pending := make(map[spoolKey][]int, len(chunk))
-	for i, e := range chunk {
-		args = append(args, i, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.Room, e.MessageID, e.Sealed, e.ReceivedAt.UnixMicro())
-		k := spoolKey{e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID}
-		pending[k] = append(pending[k], i)
+// len(chunk) rows, inside tx, and records in res which entries went in.
+// The rows of chunk name distinct messages.
+func spoolInsertChunk(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, chunk []spoolRow, res store.SpoolAppendResult) error {
+	args := make([]any, 0, 9*len(chunk))
+	for i, r := range chunk {
+		e := r.entry
+		args = append(args, i, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.Room, e.MessageID, e.Sealed, e.ReceivedAt.UnixMicro(), r.laneKey)
 	}
-	rows, err := stmt.QueryContext(ctx, args...)
+	out, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	n, err := out.RowsAffected()
+	if err != nil || n == 0 {
+		return err // none went in: all were duplicates
+	}
+	last, err := out.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if int(n) == len(chunk) {
+		for i, r := range chunk {
+			res.Appended[r.index], res.Seqs[r.index] = true, last-int64(len(chunk)-1-i)
+		}
+		return nil
+	}
+	// Some were skipped: the n new rows are the sequences (last-n, last].
+	if err := spoolReadBack(ctx, tx, chunk, last-n, last, res); err != nil {
+		return err
+	}
+	for _, r := range chunk {
+		if res.Appended[r.index] {
+			continue
+		}
+		e := r.entry
+		var dup bool
+		if err := tx.QueryRowContext(ctx, spoolDupProbe, e.WorkspaceID, e.Peer.Profile, e.Peer.Scope, e.MessageID, r.laneKey).Scan(&dup); err != nil {
+			return err
+		}
+		if !dup {
+			return fmt.Errorf("spool append skipped message %s, which is not a duplicate", e.MessageID)
+		}
+	}
+	return nil
+}
+
+// spoolReadBack records in res the entries of chunk that went in as the
+// rows with sequences in (after, last].
+func spoolReadBack(ctx context.Context, tx *sql.Tx, chunk []spoolRow, after, last int64, res store.SpoolAppendResult) error {
+	pending := make(map[spoolIdentity]int, len(chunk))
+	for _, r := range chunk {
+		pending[spoolIdentity{r.entry.WorkspaceID, r.entry.Peer.Profile, r.entry.Peer.Scope, r.entry.MessageID}] = r.index
+	}
+	rows, err := tx.QueryContext(ctx, spoolSelectRange, after, last)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	found := int64(0)
 	for rows.Next() {
 		var seq int64
-		var k spoolKey
+		var k spoolIdentity
 		if err := rows.Scan(&seq, &k.ws, &k.profile, &k.scope, &k.msg); err != nil {
 			return err
 		}
-		// The first of several equal entries is the one inserted.
-		idx := pending[k]
-		if len(idx) == 0 {
-			return fmt.Errorf("spool append returned message %s that was not in the batch", k.msg)
+		i, ok := pending[k]
+		if !ok {
+			return fmt.Errorf("spool append found message %s at sequence %d, which was not in the batch", k.msg, seq)
 		}
-		appended[idx[0]], seqs[idx[0]] = true, seq
-		pending[k] = idx[1:]
+		res.Appended[i], res.Seqs[i] = true, seq
+		delete(pending, k)
+		found++
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if found != last-after {
+		return fmt.Errorf("spool append inserted %d rows but found %d", last-after, found)
+	}
+	return nil
 }
 
 // validateSpoolEntry checks e and returns it with its UUIDs canonical.
@@ -298,8 +538,9 @@ func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (s
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
 	var out store.SpoolMoved
+	var gone []spoolGone
 	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		out, err = s.spoolMoveOne(ctx, tx, seq, row)
+		out, err = s.spoolMoveOne(ctx, tx, seq, row, &gone)
 		if err == nil && out.Outcome == store.MoveMissing {
 			return jam.ErrNotFound
 		}
@@ -308,6 +549,7 @@ func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (s
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
+	s.spooled.forget(gone)
 	return out.Row, nil
 }
 
@@ -327,9 +569,10 @@ func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]st
 		return nil, fmt.Errorf("spool move: %w", err)
 	}
 	out := make([]store.SpoolMoved, len(rows))
+	gone := make([]spoolGone, 0, len(rows))
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		for i, r := range valid {
-			m, err := s.spoolMoveOne(ctx, tx, r.Seq, r)
+			m, err := s.spoolMoveOne(ctx, tx, r.Seq, r, &gone)
 			if err != nil {
 				return fmt.Errorf("spool move %d: %w", r.Seq, err)
 			}
@@ -340,6 +583,7 @@ func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]st
 	if err != nil {
 		return nil, err
 	}
+	s.spooled.forget(gone)
 	return out, nil
 }
 
@@ -347,8 +591,9 @@ func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]st
 var spoolMoveQueries = []string{spoolTakeSeqOfWS, spoolMoveProbe, queueInsert}
 
 // spoolMoveOne moves one entry inside tx; see SpoolMove. It runs three
-// prepared statements per entry: take the entry, probe, insert.
-func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row store.QueueRow) (store.SpoolMoved, error) {
+// prepared statements per entry: take the entry, probe, insert. It adds
+// the entry it took to gone, for the caller to forget once tx commits.
+func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row store.QueueRow, gone *[]spoolGone) (store.SpoolMoved, error) {
 	take, err := s.stmts.inTx(ctx, tx, spoolTakeSeqOfWS)
 	if err != nil {
 		return store.SpoolMoved{}, err
@@ -363,6 +608,7 @@ func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row sto
 	if err := matchSpoolEntry(e, row); err != nil {
 		return store.SpoolMoved{}, err // the caller's rollback puts the entry back
 	}
+	*gone = append(*gone, goneEntry(e))
 	moved := store.SpoolMoved{SpoolBytes: len(e.Sealed)}
 	probe, err := s.stmts.inTx(ctx, tx, spoolMoveProbe)
 	if err != nil {
@@ -474,6 +720,7 @@ func (s *Store) SpoolDrop(ctx context.Context, seq int64, at time.Time) error {
 	if err := validateTime("time", at); err != nil {
 		return fmt.Errorf("spool drop %d: %w", seq, err)
 	}
+	var gone spoolGone
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		e, err := scanSpoolEntry(tx.QueryRowContext(ctx, spoolSelectSeq, seq))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -485,11 +732,13 @@ func (s *Store) SpoolDrop(ctx context.Context, seq int64, at time.Time) error {
 		if _, err := tx.ExecContext(ctx, spoolDeleteSeq, seq); err != nil {
 			return err
 		}
+		gone = goneEntry(e)
 		return insertSettled(ctx, tx, e.WorkspaceID, e.Peer, e.MessageID, at)
 	})
 	if err != nil {
 		return fmt.Errorf("spool drop %d: %w", seq, err)
 	}
+	s.spooled.forget([]spoolGone{gone})
 	return nil
 }
 

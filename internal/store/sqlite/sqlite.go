@@ -90,6 +90,7 @@ type Store struct {
 	ckpt   *sql.DB // one connection; WAL checkpoints only
 
 	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
+	spooled      spoolSet         // the messages in the spool table; see spool.go
 	stmts        stmtCache        // hot statements, prepared on the writer; see stmtcache.go
 	eventInserts eventInsertCache // prepared on the writer; see events.go
 
