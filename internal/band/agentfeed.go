@@ -34,13 +34,15 @@ const (
 
 // AgentEvent is one observation of an agent's feed.
 type AgentEvent struct {
-	Kind    AgentEventKind
-	Room    string
-	Rooms   []string
-	Message *protocol.Message
-	CatchUp bool
-	State   ConnState
-	Err     error
+	Kind  AgentEventKind
+	Room  string
+	Rooms []string
+	// ListedAt is when the listing of Rooms began (rooms_listed).
+	ListedAt time.Time
+	Message  *protocol.Message
+	CatchUp  bool
+	State    ConnState
+	Err      error
 }
 
 // AgentFeedConfig configures an AgentFeed.
@@ -105,6 +107,7 @@ func (h *agentHandler) Connected(ctx context.Context, s *Session) error {
 			return err
 		}
 	}
+	listedAt := time.Now()
 	lctx, cancel := context.WithTimeout(ctx, h.cfg.ListTimeout)
 	rooms, err := h.cfg.Client.AgentChats(lctx)
 	cancel()
@@ -115,7 +118,7 @@ func (h *agentHandler) Connected(ctx context.Context, s *Session) error {
 	for i, r := range rooms {
 		ids[i] = r.ID
 	}
-	h.onEvent(AgentEvent{Kind: AgentRoomsListed, Rooms: ids})
+	h.onEvent(AgentEvent{Kind: AgentRoomsListed, Rooms: ids, ListedAt: listedAt})
 	for _, r := range rooms {
 		if err := h.enterRoom(ctx, s, r.ID); err != nil {
 			return err

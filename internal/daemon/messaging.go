@@ -307,7 +307,7 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 					f.onRoom(ws, key, r)
 				}
 			}
-			if gone, err := f.engine.ReconcileRooms(f.ctx, ws, key, rooms); err != nil {
+			if gone, err := f.engine.ReconcileRooms(f.ctx, ws, key, rooms, ev.ListedAt); err != nil {
 				f.log.Warn("reconcile rooms", "peer", key, "err", err)
 			} else if len(gone) > 0 {
 				f.log.Info("retired rooms the agent left", "peer", key, "rooms", gone)

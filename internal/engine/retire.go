@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -49,8 +50,11 @@ func (e *Engine) RestoreRoom(ctx context.Context, ws jam.WorkspaceID, key jam.Pe
 // (a binding, queued or unrouted messages) that is not present is retired.
 // It runs when a feed connects, before any room is caught up, so a change
 // that happened while the daemon was away or the socket was down is not
-// missed. It returns the rooms it retired.
-func (e *Engine) ReconcileRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, present []jam.RoomID) ([]jam.RoomID, error) {
+// missed. listedAt is when the listing began: local state newer than that
+// (a room joined and bound, or a message received, while the list was in
+// flight) is not judged by a list that may predate it. It returns the rooms
+// it retired.
+func (e *Engine) ReconcileRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, present []jam.RoomID, listedAt time.Time) ([]jam.RoomID, error) {
 	in := make(map[jam.RoomID]bool, len(present))
 	for _, r := range present {
 		in[r] = true
@@ -66,9 +70,11 @@ func (e *Engine) ReconcileRooms(ctx context.Context, ws jam.WorkspaceID, key jam
 			}
 		}
 	}
+	// Stored times are microseconds; compare at that precision.
+	listedAt = listedAt.Truncate(time.Microsecond)
 	var gone []jam.RoomID
-	note := func(r jam.RoomID) {
-		if !in[r] && !slices.Contains(gone, r) {
+	note := func(r jam.RoomID, at time.Time) {
+		if !in[r] && at.Before(listedAt) && !slices.Contains(gone, r) {
 			gone = append(gone, r)
 		}
 	}
@@ -77,14 +83,14 @@ func (e *Engine) ReconcileRooms(ctx context.Context, ws jam.WorkspaceID, key jam
 		return nil, fmt.Errorf("reconcile rooms of %s: %w", key, err)
 	}
 	for _, b := range bindings {
-		note(b.Room)
+		note(b.Room, b.CreatedAt)
 	}
 	rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: key})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile rooms of %s: %w", key, err)
 	}
 	for _, r := range rows {
-		note(r.Room)
+		note(r.Room, r.ReceivedAt)
 	}
 	for _, r := range gone {
 		if _, err := e.RetireRoom(ctx, ws, key, r); err != nil {

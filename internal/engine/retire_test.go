@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -87,17 +88,24 @@ func TestEngine_reconcileRetiresRoomsTheAgentLeft(t *testing.T) {
 	id := b.inbound(t, 1, "one")
 	b.waitEvent(t, EventDelivered, id)
 
-	gone, err := b.eng.ReconcileRooms(ctx, b.ws, b.peer, []jam.RoomID{b.room})
+	gone, err := b.eng.ReconcileRooms(ctx, b.ws, b.peer, []jam.RoomID{b.room}, time.Now())
 	require.NoError(t, err)
 	require.Empty(t, gone, "the agent is still in the room")
-	gone, err = b.eng.ReconcileRooms(ctx, b.ws, b.peer, nil)
+	// A list that began before the room was bound and its message came in
+	// does not judge the room: it may predate the agent joining it.
+	gone, err = b.eng.ReconcileRooms(ctx, b.ws, b.peer, nil, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, gone, "local state newer than the list is kept")
+	_, err = b.st.QueueGet(ctx, b.ws, b.peer, jam.PlatformMessageID(id))
+	require.NoError(t, err)
+	gone, err = b.eng.ReconcileRooms(ctx, b.ws, b.peer, nil, time.Now())
 	require.NoError(t, err)
 	require.Equal(t, []jam.RoomID{b.room}, gone)
 	_, err = b.st.QueueGet(ctx, b.ws, b.peer, jam.PlatformMessageID(id))
 	require.ErrorIs(t, err, jam.ErrNotFound)
 
 	// Present again at the next connect: restored before the catch-up.
-	_, err = b.eng.ReconcileRooms(ctx, b.ws, b.peer, []jam.RoomID{b.room})
+	_, err = b.eng.ReconcileRooms(ctx, b.ws, b.peer, []jam.RoomID{b.room}, time.Now())
 	require.NoError(t, err)
 	retired, err := b.st.RoomRetiredList(ctx, b.ws, b.peer)
 	require.NoError(t, err)
