@@ -18,10 +18,11 @@ import (
 	"github.com/jamhq/jam/bench/internal/footprint"
 	"github.com/jamhq/jam/bench/internal/ingest"
 	"github.com/jamhq/jam/bench/internal/measure"
+	"github.com/jamhq/jam/bench/internal/recovery"
 )
 
 // Scenario names, as --only takes them, in the order they run.
-var scenarios = []string{"ingest", "endtoend", "footprint", "fanout"}
+var scenarios = []string{"ingest", "endtoend", "footprint", "fanout", "recovery"}
 
 // Sizes are the knobs of a run; defaults and --quick differ only here.
 type Sizes struct {
@@ -37,15 +38,24 @@ type Sizes struct {
 	Rooms         int           `json:"footprint_rooms"`
 	Idle          time.Duration `json:"footprint_idle_ns"`
 	FanoutEvents  int           `json:"fanout_events"`
+	// RecoveryMessages are queued across RecoveryRooms rooms; jam and the
+	// hub-alone baseline stop after RecoveryJamSample and RecoveryHubSample
+	// of them and extrapolate.
+	RecoveryMessages  int `json:"recovery_messages"`
+	RecoveryRooms     int `json:"recovery_rooms"`
+	RecoveryJamSample int `json:"recovery_jam_sample"`
+	RecoveryHubSample int `json:"recovery_hub_sample"`
 }
 
 var (
 	defaultSizes = Sizes{IngestProducers: []int{1, 8, 64}, IngestDuration: 4 * time.Second, IngestRepeats: 3,
 		E2ERate: 20, E2EDuration: 10 * time.Second, E2EPosters: 16,
-		Agents: 50, Rooms: 500, Idle: 5 * time.Second, FanoutEvents: 50_000}
+		Agents: 50, Rooms: 500, Idle: 5 * time.Second, FanoutEvents: 50_000,
+		RecoveryMessages: 100_000, RecoveryRooms: 1_000, RecoveryJamSample: 5_000, RecoveryHubSample: 5_000}
 	quickSizes = Sizes{IngestProducers: []int{1, 64}, IngestDuration: time.Second, IngestRepeats: 1,
 		E2ERate: 10, E2EDuration: 2 * time.Second, E2EPosters: 8,
-		Agents: 5, Rooms: 50, Idle: time.Second, FanoutEvents: 5_000}
+		Agents: 5, Rooms: 50, Idle: time.Second, FanoutEvents: 5_000,
+		RecoveryMessages: 2_000, RecoveryRooms: 50, RecoveryJamSample: 2_000, RecoveryHubSample: 2_000}
 )
 
 // Report is the JSON document of a run.
@@ -61,12 +71,19 @@ type Report struct {
 }
 
 // Main runs the command and returns its exit code. When the environment
-// asks for the footprint child, it is that instead (see package
-// footprint).
+// asks for the footprint or the recovery child, it is that instead (see
+// packages footprint and recovery).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if dir := os.Getenv(footprint.ChildEnv); dir != "" {
 		if err := footprint.Child(ctx, dir, os.Stdin, stdout); err != nil {
 			fmt.Fprintln(stderr, "jambench footprint child:", err)
+			return 1
+		}
+		return 0
+	}
+	if dir := os.Getenv(recovery.ChildEnv); dir != "" {
+		if err := recovery.Child(ctx, dir, os.Stdin); err != nil {
+			fmt.Fprintln(stderr, "jambench recovery child:", err)
 			return 1
 		}
 		return 0
@@ -145,6 +162,7 @@ func run(ctx context.Context, sizes Sizes, quick bool, selected map[string]bool,
 		fn   func(context.Context, Sizes, string, *Report, io.Writer) error
 	}{
 		{"ingest", runIngest}, {"endtoend", runEndToEnd}, {"footprint", runFootprint}, {"fanout", runFanout},
+		{"recovery", runRecovery},
 	}
 	for _, s := range steps {
 		if !selected[s.name] {
@@ -302,5 +320,27 @@ func runFanout(ctx context.Context, sizes Sizes, dir string, rep *Report, log io
 		row(scen, "events/s to 100 subscribers", "events/s", hundred.PerSec, one.PerSec, "1 subscriber", "higher"),
 		row(scen, "deliveries/s to 100 subscribers", "deliveries/s", hundred.DeliveriesPerSec, one.DeliveriesPerSec, "1 subscriber", "higher"),
 		row(scen, "events/s to 10 + 1 stalled", "events/s", stalled.PerSec, ten.PerSec, "10 subscribers", "higher"))
+	return nil
+}
+
+func runRecovery(ctx context.Context, sizes Sizes, dir string, rep *Report, log io.Writer) error {
+	r, err := recovery.Run(ctx, recovery.Options{Messages: sizes.RecoveryMessages, Rooms: sizes.RecoveryRooms,
+		JamSample: sizes.RecoveryJamSample, HubSample: sizes.RecoveryHubSample, Dir: dir, Log: log})
+	if err != nil {
+		return err
+	}
+	rep.Details["recovery"] = r
+	if r.Jam.Taken < r.Messages {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery: jam was stopped after %d of %d messages delivered (%.1f s); its times are extrapolated", r.Jam.Taken, r.Messages, r.Jam.SampleSeconds))
+	}
+	if r.Hub.Taken < r.Messages {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery: the hub alone took %d of %d messages in %.1f s; its time to all is extrapolated", r.Hub.Taken, r.Messages, r.Hub.Seconds))
+	}
+	scen := fmt.Sprintf("recovery, %s queued across %s rooms", groupThousands(fmt.Sprint(r.Messages)), groupThousands(fmt.Sprint(r.Rooms)))
+	rep.Rows = append(rep.Rows,
+		row(scen, "time to first delivery vs file spool", "s", r.Jam.First, r.File.First, "file spool", "lower"),
+		row(scen, "time to all redelivered vs file spool", "s", r.Jam.All, r.File.All, "file spool", "lower"),
+		row(scen, "time to first delivery vs hub alone", "s", r.Jam.First, r.Hub.First, "hub alone", "lower"),
+		row(scen, "time to all redelivered vs hub alone", "s", r.Jam.All, r.Hub.All, "hub alone", "lower"))
 	return nil
 }

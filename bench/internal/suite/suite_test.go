@@ -15,12 +15,13 @@ import (
 	"github.com/jamhq/jam/bench/internal/footprint"
 	"github.com/jamhq/jam/bench/internal/ingest"
 	"github.com/jamhq/jam/bench/internal/measure"
+	"github.com/jamhq/jam/bench/internal/recovery"
 )
 
 // TestMain doubles as the footprint child when a test re-executes the
 // binary.
 func TestMain(m *testing.M) {
-	if os.Getenv(footprint.ChildEnv) != "" {
+	if os.Getenv(footprint.ChildEnv) != "" || os.Getenv(recovery.ChildEnv) != "" {
 		os.Exit(Main(context.Background(), nil, os.Stdout, os.Stderr))
 	}
 	goleak.VerifyTestMain(m)
