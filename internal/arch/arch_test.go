@@ -47,6 +47,8 @@ var layers = map[string]layer{
 	"internal/harness/jsonrpc": mechanism,
 	"internal/shellwords":      mechanism,
 	"internal/secret":          mechanism,
+	"internal/fakemodel":       mechanism,
+	"internal/realagent":       mechanism,
 	"internal/store":           persistence,
 	"internal/store/...":       persistence,
 	"internal/spool":           domain,

@@ -28,6 +28,7 @@ import (
 
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/version"
 )
 
 // ManifestVersion versions the capability manifest below.
@@ -97,7 +98,9 @@ type Config struct {
 	// StopGrace is how long Stop waits after closing stdin and after
 	// SIGTERM. Default 2s.
 	StopGrace time.Duration
-	// InitTimeout bounds the handshake. Default 30s.
+	// InitTimeout bounds the handshake. Default 2m: OpenCode takes about
+	// 10 s to answer initialize on an idle machine, and 30 s on a loaded
+	// one.
 	InitTimeout time.Duration
 }
 
@@ -135,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		cfg.StopGrace = 2 * time.Second
 	}
 	if cfg.InitTimeout == 0 {
-		cfg.InitTimeout = 30 * time.Second
+		cfg.InitTimeout = 2 * time.Minute
 	}
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
@@ -183,7 +186,9 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	err = a.call(ictx, MethodInitialize, InitializeParams{
 		ProtocolVersion:    ProtocolVersion,
 		ClientCapabilities: ClientCapabilities{FS: FSCapabilities{ReadTextFile: true, WriteTextFile: true}},
-		ClientInfo:         &Implementation{Name: "jam"},
+		// The schema requires a version; OpenCode rejects the handshake
+		// without one.
+		ClientInfo: &Implementation{Name: "jam", Version: version.Get().Version},
 	}, &a.info)
 	if err == nil && a.info.ProtocolVersion != ProtocolVersion {
 		err = fmt.Errorf("acp: agent speaks protocol version %d, want %d", a.info.ProtocolVersion, ProtocolVersion)
@@ -385,8 +390,9 @@ func (a *Agent) notify(method string, params json.RawMessage) {
 		a.cfg.Logger.Warn("undecodable session/update", "err", err)
 		return
 	}
-	u := Update{SessionID: n.SessionID, Raw: n.Update}
-	if err := json.Unmarshal(n.Update, &u.SessionUpdate); err != nil {
+	su, err := DecodeSessionUpdate(n.Update)
+	u := Update{SessionID: n.SessionID, SessionUpdate: su, Raw: n.Update}
+	if err != nil {
 		a.cfg.Logger.Warn("undecodable session/update", "err", err)
 		return
 	}

@@ -1,6 +1,9 @@
 package acp
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // ProtocolVersion is the ACP version spoken.
 const ProtocolVersion = 1
@@ -57,7 +60,7 @@ type FSCapabilities struct {
 // Implementation names a client or an agent.
 type Implementation struct {
 	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
+	Version string `json:"version"` // required by the schema
 	Title   string `json:"title,omitempty"`
 }
 
@@ -138,6 +141,27 @@ type SessionUpdate struct {
 	Kind          string        `json:"kind,omitempty"`
 	Status        string        `json:"status,omitempty"`
 	Entries       []PlanEntry   `json:"entries,omitempty"`
+}
+
+// DecodeSessionUpdate reads an update. Its content is a content block in
+// message chunks but a list of tool call contents in tool_call and
+// tool_call_update; only the block form is kept, and a list leaves
+// Content nil rather than failing the whole update.
+func DecodeSessionUpdate(raw json.RawMessage) (SessionUpdate, error) {
+	var w struct {
+		SessionUpdate
+		Content json.RawMessage `json:"content,omitempty"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return SessionUpdate{}, err
+	}
+	u := w.SessionUpdate
+	if c := bytes.TrimSpace(w.Content); len(c) > 0 && c[0] == '{' {
+		if err := json.Unmarshal(c, &u.Content); err != nil {
+			return SessionUpdate{}, err
+		}
+	}
+	return u, nil
 }
 
 // PlanEntry is one step of a plan update.

@@ -1,0 +1,109 @@
+package fakemodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Reply is one scripted answer to one request.
+type Reply struct {
+	// Text is streamed as content deltas, one per element.
+	Text []string `json:"text,omitempty"`
+	// ToolCall, when set, ends the reply with a function call (after the
+	// text, if any); finish_reason is then "tool_calls".
+	ToolCall *ToolCallReply `json:"tool_call,omitempty"`
+	// Status, when set (400–599), answers with that HTTP status and an
+	// error body instead.
+	Status int `json:"status,omitempty"`
+	// Delay comes before each chunk of the stream (or before the whole
+	// answer when not streaming, or before the error).
+	Delay Duration `json:"delay,omitempty"`
+	// Hold, when set, keeps the request waiting until it is closed (or the
+	// client goes away): a test's gate. Not part of the script format.
+	Hold <-chan struct{} `json:"-"`
+}
+
+// ToolCallReply is a function call the model makes.
+type ToolCallReply struct {
+	// ID is the call id; default "call_<n>".
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	// Arguments is the call's JSON object.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Duration is a time.Duration written as text ("250ms", "2s") in scripts.
+type Duration time.Duration
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration: want a string like \"250ms\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// validate checks one reply.
+func (r Reply) validate() error {
+	if r.Status != 0 {
+		if r.Status < 400 || r.Status > 599 {
+			return fmt.Errorf("status %d is not an error status (400–599)", r.Status)
+		}
+		if len(r.Text) > 0 || r.ToolCall != nil {
+			return fmt.Errorf("status %d with text or a tool call: an error reply has no content", r.Status)
+		}
+	}
+	if tc := r.ToolCall; tc != nil {
+		if tc.Name == "" {
+			return fmt.Errorf("tool call without a name")
+		}
+		args := bytes.TrimSpace(tc.Arguments)
+		var obj map[string]any
+		if len(args) == 0 || json.Unmarshal(args, &obj) != nil || obj == nil {
+			return fmt.Errorf("tool call %s: arguments must be a JSON object", tc.Name)
+		}
+	}
+	return nil
+}
+
+// Script is the scripted part of a server's behaviour: replies taken in
+// order by the requests that offer tools. When it runs out, the default
+// reply answers.
+type Script struct {
+	Replies []Reply `json:"replies"`
+}
+
+// ParseScript reads a script file. Errors wrap jam.ErrInvalid.
+func ParseScript(b []byte) (Script, error) {
+	var s Script
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("%w: script: %v", jam.ErrInvalid, err)
+	}
+	if dec.More() {
+		return Script{}, fmt.Errorf("%w: script: data after the JSON object", jam.ErrInvalid)
+	}
+	for i, r := range s.Replies {
+		if err := r.validate(); err != nil {
+			return Script{}, fmt.Errorf("%w: script reply %d: %v", jam.ErrInvalid, i, err)
+		}
+	}
+	return s, nil
+}

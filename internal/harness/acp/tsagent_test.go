@@ -1,0 +1,117 @@
+package acp_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/harness/acp"
+)
+
+// requireTSAgentEnv, set to 1, turns a missing install of the TypeScript
+// agent into a failure instead of a skip.
+const requireTSAgentEnv = "JAM_REQUIRE_ACP_TS_AGENT"
+
+// tsAgent returns the command of testdata/tsagent, an ACP agent on the
+// official TypeScript SDK, or skips t.
+func tsAgent(t *testing.T) []string {
+	t.Helper()
+	skip := t.Skip
+	if os.Getenv(requireTSAgentEnv) == "1" {
+		skip = t.Fatal
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node is not on PATH; install Node.js 20+ and run `npm ci --prefix internal/harness/acp/testdata/tsagent`")
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "tsagent"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		skip("the ACP TypeScript SDK is not installed; run `npm ci --prefix internal/harness/acp/testdata/tsagent` from the repository root")
+	}
+	return []string{node, filepath.Join(dir, "agent.mjs"), t.TempDir()}
+}
+
+// TestTSAgent drives an agent written with the official TypeScript SDK,
+// which validates every message jam sends: a prompt answered in chunks,
+// permission by policy with file access through the client, a write
+// outside the session's directory refused, a cancelled turn, and the
+// session loaded by a new process.
+func TestTSAgent(t *testing.T) {
+	t.Parallel()
+	command := tsAgent(t)
+	dir := t.TempDir()
+	start := func(policy acp.Policy) running {
+		t.Helper()
+		logs, u := &syncBuffer{}, &updates{}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		a, err := acp.Start(ctx, acp.Config{Command: command, Policy: policy, OnUpdate: u.add,
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), StopGrace: 10 * time.Second})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = a.Stop(context.Background())
+			if t.Failed() {
+				t.Logf("agent log:\n%s", logs.String())
+			}
+		})
+		return running{agent: a, updates: u}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	first := start(acp.PolicyAllow)
+	require.Equal(t, "jam-ts-agent 1.0.0", first.agent.Manifest().Agent)
+	require.True(t, first.agent.Manifest().Resume)
+	sid, err := first.agent.NewSession(ctx, dir)
+	require.NoError(t, err)
+
+	res, err := first.agent.Prompt(ctx, sid, "hello there")
+	require.NoError(t, err)
+	require.Equal(t, acp.StopEndTurn, res.StopReason)
+	require.Equal(t, "You said: hello there ", res.Text)
+
+	res, err = first.agent.Prompt(ctx, sid, "PERM please")
+	require.NoError(t, err)
+	require.Equal(t, "read back: written via ACP", res.Text)
+	b, err := os.ReadFile(filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "written via ACP\n", string(b))
+	require.True(t, first.updates.has(func(u acp.Update) bool {
+		return u.SessionUpdate.SessionUpdate == acp.UpdateToolCallUpdate && u.Status == "completed"
+	}), "the tool call's completion, whose content is a list, came through")
+
+	res, err = first.agent.Prompt(ctx, sid, "ESCAPE")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(res.Text, "refused: "), "a write outside the session's directory is refused: %q", res.Text)
+	require.NoFileExists(t, "/etc/jam-escape")
+
+	pctx, pcancel := context.WithCancel(ctx)
+	first.updates.onChunk(pcancel)
+	res, err = first.agent.Prompt(pctx, sid, "SLOW")
+	pcancel()
+	require.NoError(t, err)
+	require.Equal(t, acp.StopCancelled, res.StopReason)
+	require.True(t, strings.HasPrefix(res.Text, "slow0 "), "%q", res.Text)
+	require.NoError(t, first.agent.Stop(ctx))
+
+	// A new process, rejecting: the session loads with its history, and
+	// the permission is refused.
+	second := start(acp.PolicyReject)
+	require.NoError(t, second.agent.LoadSession(ctx, sid, dir))
+	require.True(t, second.updates.has(func(u acp.Update) bool {
+		return u.SessionUpdate.SessionUpdate == acp.UpdateUserMessageChunk && u.Content != nil && u.Content.Text == "hello there"
+	}), "history replayed")
+	require.NoError(t, os.Remove(filepath.Join(dir, "notes.txt")))
+	res, err = second.agent.Prompt(ctx, sid, "PERM again")
+	require.NoError(t, err)
+	require.Equal(t, "not allowed", res.Text)
+	require.NoFileExists(t, filepath.Join(dir, "notes.txt"))
+}
