@@ -24,6 +24,7 @@ var httpStatus = map[wire.Code]int{
 	wire.CodeNotImplemented:   http.StatusNotImplemented,
 	wire.CodeUnavailable:      http.StatusServiceUnavailable,
 	wire.CodeStopping:         http.StatusServiceUnavailable,
+	wire.CodeStorageFull:      http.StatusInsufficientStorage,
 }
 
 // sentinelCodes maps the vocabulary's sentinel errors to codes. Order
@@ -33,6 +34,7 @@ var sentinelCodes = []struct {
 	code wire.Code
 }{
 	{jam.ErrStopping, wire.CodeStopping},
+	{jam.ErrStorageFull, wire.CodeStorageFull},
 	{jam.ErrLeaseLost, wire.CodeLeaseLost},
 	{jam.ErrInvalid, wire.CodeInvalidArgument},
 	{jam.ErrNotFound, wire.CodeNotFound},

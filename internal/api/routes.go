@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/api/wire"
 )
@@ -38,6 +40,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions", s.handleSessions)
 	mux.HandleFunc("GET /v1/sessions/{session}/turns", s.handleTurns)
 	mux.HandleFunc("POST /v1/turns/{turn}/cancel", s.handleTurnCancel)
+	mux.HandleFunc("GET /v1/turns/{turn}/output", s.handleTurnOutput)
+	mux.HandleFunc("GET /v1/worktrees", s.handleWorktrees)
+	mux.HandleFunc("GET /v1/quarantine", s.handleQuarantine)
+	mux.HandleFunc("POST /v1/worktrees/{session}/archive", s.handleWorktreeArchive)
+	mux.HandleFunc("POST /v1/worktrees/{session}/remove", s.handleWorktreeRemove)
+	mux.HandleFunc("POST /v1/worktrees/{session}/restore", s.handleWorktreeRestore)
 	mux.HandleFunc("POST /v1/agents/{agent}/config", s.handleAgentConfig)
 	mux.HandleFunc("POST /v1/ui/login", s.handleUILogin)
 	return s.recoverPanics(s.envelopeMuxErrors(mux))
@@ -116,18 +124,27 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // decodeJSON reads a JSON request body into dst: one object, known fields
-// only, at most MaxBodyBytes.
+// only, valid UTF-8, at most MaxBodyBytes. The size bound also bounds the
+// decoder's work; encoding/json refuses nesting deeper than 10,000.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return &apiError{code: wire.CodeInvalidArgument, msg: "content type " + clip(ct) + " is not application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return &apiError{code: wire.CodePayloadTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit)}
 		}
+		return &apiError{code: wire.CodeInvalidArgument, msg: "request body: " + err.Error()}
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would quietly turn the bad bytes into U+FFFD.
+		return &apiError{code: wire.CodeInvalidArgument, msg: "request body is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
 		return &apiError{code: wire.CodeInvalidArgument, msg: "request body: " + err.Error()}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {

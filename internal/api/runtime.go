@@ -68,3 +68,74 @@ func (s *Server) handleTurnCancel(w http.ResponseWriter, r *http.Request) {
 	}
 	s.writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
+
+func (s *Server) handleTurnOutput(w http.ResponseWriter, r *http.Request) {
+	turn := r.PathValue("turn")
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.TurnOutput(r.Context(), turn)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("output of %s: %w", turn, err))
+		return
+	}
+	out.Updates = nonNil(out.Updates)
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleWorktrees(w http.ResponseWriter, r *http.Request) {
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.Worktrees(r.Context())
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("worktrees: %w", err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, wire.Worktrees{Worktrees: nonNil(out)})
+}
+
+func (s *Server) handleWorktreeArchive(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if err := s.decodeOptionalJSON(w, r, &struct{}{}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.WorktreeArchive(r.Context(), session)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("archive the worktree of %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleWorktreeRemove(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	var req wire.WorktreeRemoveRequest
+	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.WorktreeRemove(r.Context(), session, req)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("remove the worktree of %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleWorktreeRestore(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if err := s.decodeOptionalJSON(w, r, &struct{}{}); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.WorktreeRestore(r.Context(), session)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("restore the worktree of %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 func TestRuntimeRoutes(t *testing.T) {
@@ -54,6 +56,58 @@ func TestRuntimeRoutes(t *testing.T) {
 		},
 		{name: "config without keys", method: "POST", path: "/v1/agents/demo/config", body: `{"set":{}}`, wantStatus: 400,
 			wantBody: `{"error":{"code":"invalid_argument","message":"set names no key to change"}}`},
+		{
+			name: "turn output", method: "GET", path: "/v1/turns/turn_1/output",
+			backend: fakeBackend{TurnOutputFunc: func(_ context.Context, turn string) (wire.TurnOutput, error) {
+				return wire.TurnOutput{Turn: turn, Kept: true, Batches: 2, Updates: []wire.TurnUpdate{{Kind: "text", Text: "hi"}, {Kind: "plan", Plan: []wire.PlanEntry{{Content: "a", Status: "done"}}}}}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"turn":"turn_1","kept":true,"batches":2,"updates":[{"kind":"text","text":"hi"},{"kind":"plan","plan":[{"content":"a","status":"done"}]}]}`,
+		},
+		{
+			name: "turn output not kept", method: "GET", path: "/v1/turns/turn_1/output",
+			backend: fakeBackend{TurnOutputFunc: func(_ context.Context, turn string) (wire.TurnOutput, error) {
+				return wire.TurnOutput{Turn: turn}, nil
+			}},
+			wantStatus: 200, wantBody: `{"turn":"turn_1","kept":false,"batches":0,"updates":[]}`,
+		},
+		{
+			name: "worktrees", method: "GET", path: "/v1/worktrees",
+			backend: fakeBackend{WorktreesFunc: func(context.Context) ([]wire.Worktree, error) {
+				return []wire.Worktree{{ID: "wt_1", Session: "sess_1", Agent: "local/demo", Room: "r1", Path: "/w/sess_1", State: "active", Changes: 1, Updated: at}}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"worktrees":[{"id":"wt_1","session":"sess_1","agent":"local/demo","room":"r1","path":"/w/sess_1","state":"active","changes":1,"updated_at":"2026-11-30T03:00:00Z"}]}`,
+		},
+		{
+			name: "worktree archive", method: "POST", path: "/v1/worktrees/sess_1/archive",
+			backend: fakeBackend{WorktreeArchiveFunc: func(_ context.Context, s string) (wire.Worktree, error) {
+				return wire.Worktree{Session: s, State: "archived", Updated: at}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"id":"","session":"sess_1","agent":"","room":"","path":"","state":"archived","changes":0,"updated_at":"2026-11-30T03:00:00Z"}`,
+		},
+		{
+			name: "worktree remove forced", method: "POST", path: "/v1/worktrees/sess_1/remove", body: `{"force":true}`,
+			backend: fakeBackend{WorktreeRemoveFunc: func(_ context.Context, s string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+				assert.True(t, r.Force)
+				return wire.Worktree{Session: s, State: "removed", Updated: at}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"id":"","session":"sess_1","agent":"","room":"","path":"","state":"removed","changes":0,"updated_at":"2026-11-30T03:00:00Z"}`,
+		},
+		{
+			name: "worktree remove refused", method: "POST", path: "/v1/worktrees/sess_1/remove",
+			backend: fakeBackend{WorktreeRemoveFunc: func(context.Context, string, wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+				return wire.Worktree{}, fmt.Errorf("%w: 2 uncommitted change(s)", jam.ErrConflict)
+			}},
+			wantStatus: 409,
+			wantBody:   `{"error":{"code":"conflict","message":"remove the worktree of sess_1: conflict: 2 uncommitted change(s)"}}`,
+		},
+		{name: "worktree remove with an unknown field", method: "POST", path: "/v1/worktrees/sess_1/remove", body: `{"forced":true}`, wantStatus: 400,
+			wantBody: `{"error":{"code":"invalid_argument","message":"request body: json: unknown field \"forced\""}}`},
+		{name: "worktree restore with GET", method: "GET", path: "/v1/worktrees/sess_1/restore", wantStatus: 405,
+			wantBody: `{"error":{"code":"method_not_allowed","message":"method GET is not allowed on /v1/worktrees/sess_1/restore (allowed: POST)"}}`},
 		{name: "sessions with a query", method: "GET", path: "/v1/sessions?all=1", wantStatus: 400,
 			wantBody: `{"error":{"code":"invalid_argument","message":"unknown query parameter \"all\" (this route takes none)"}}`},
 	}

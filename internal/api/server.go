@@ -39,6 +39,18 @@ type Runtime interface {
 	CancelTurn(ctx context.Context, turn string) error
 	// AgentConfig changes an owned agent's desired configuration.
 	AgentConfig(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
+	// TurnOutput returns what a turn streamed, as far as it is kept.
+	TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error)
+	// Worktrees lists the sessions' worktrees.
+	Worktrees(ctx context.Context) ([]wire.Worktree, error)
+	// Quarantine lists the records taken out of the inbound pipeline
+	// because they could no longer be read, oldest first.
+	Quarantine(ctx context.Context) ([]wire.QuarantinedRecord, error)
+	// WorktreeArchive, WorktreeRemove and WorktreeRestore change a
+	// session's worktree.
+	WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error)
+	WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error)
+	WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error)
 }
 
 // Messaging is the daemon's messaging surface: accounts, agents, rooms,

@@ -268,6 +268,8 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "bad id", body: `{"id":"sess_01jdq00000000000000000000000"}`, wantCode: wire.CodeInvalidArgument, wantMsg: `want "ws_"`},
 		{name: "too large", body: `{"name":"` + strings.Repeat("x", 100) + `"}`, wantCode: wire.CodePayloadTooLarge},
 		{name: "empty", body: ``, wantCode: wire.CodeInvalidArgument},
+		{name: "invalid utf-8", body: "{\"name\":\"a\xffb\"}", wantCode: wire.CodeInvalidArgument, wantMsg: "not valid UTF-8"},
+		{name: "deeply nested", body: strings.Repeat("[", 60), wantCode: wire.CodeInvalidArgument},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

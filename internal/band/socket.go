@@ -445,7 +445,12 @@ func (s *Session) read(out *pushQueue) {
 			ch := s.replies[phoenix.RefString(f.Ref)]
 			s.mu.Unlock()
 			if ch != nil {
-				ch <- rep
+				// The waiter takes one reply; a server that answers a
+				// ref again must not block the reader.
+				select {
+				case ch <- rep:
+				default:
+				}
 			}
 		case phoenix.EventError, phoenix.EventClose:
 			if ref := s.joinRef(f.Topic); ref != "" && s.accepts(f) {

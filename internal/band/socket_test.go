@@ -39,13 +39,21 @@ type fakeConn struct {
 func newFakePhoenix(t *testing.T) *fakePhoenix {
 	t.Helper()
 	fp := &fakePhoenix{conns: make(chan *fakeConn, 8)}
+	// stop ends handlers a test left blocked (a connection it never
+	// accepted, frames it never read), so closing the server cannot hang.
+	stop := make(chan struct{})
 	fp.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		fc := &fakeConn{c: c, query: r.URL.Query(), header: r.Header, frames: make(chan phoenix.Frame, 64), done: make(chan struct{})}
-		fp.conns <- fc
+		select {
+		case fp.conns <- fc:
+		case <-stop:
+			c.CloseNow()
+			return
+		}
 		defer close(fc.done)
 		for {
 			_, data, err := c.Read(context.Background())
@@ -56,10 +64,18 @@ func newFakePhoenix(t *testing.T) *fakePhoenix {
 			if err != nil {
 				return
 			}
-			fc.frames <- f
+			select {
+			case fc.frames <- f:
+			case <-stop:
+				c.CloseNow()
+				return
+			}
 		}
 	}))
-	t.Cleanup(fp.srv.Close)
+	t.Cleanup(func() {
+		close(stop)
+		fp.srv.Close()
+	})
 	return fp
 }
 

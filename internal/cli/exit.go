@@ -50,6 +50,7 @@ var codeExits = map[wire.Code]ExitCode{
 	wire.CodeLeaseLost:        ExitConflict,
 	wire.CodeUnavailable:      ExitUnavailable,
 	wire.CodeStopping:         ExitUnavailable,
+	wire.CodeStorageFull:      ExitUnavailable,
 }
 
 // usageError marks a mistake in how a command was invoked.
@@ -90,6 +91,8 @@ func exitCodeOf(err error) ExitCode {
 		return ExitConflict
 	case errors.Is(err, jam.ErrInvalid):
 		return ExitUsage
+	case errors.Is(err, jam.ErrStorageFull):
+		return ExitUnavailable
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, context.DeadlineExceeded):

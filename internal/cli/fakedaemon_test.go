@@ -66,6 +66,8 @@ type invocation struct {
 	args  []string
 	stdin string
 	env   map[string]string
+	// interactive makes stdin and stderr a terminal.
+	interactive bool
 }
 
 // run runs jam against the bundle's data directory with only inv.env as
@@ -75,6 +77,7 @@ func (b *testBundle) run(t *testing.T, inv invocation) result {
 	t.Helper()
 	streams, in, out, errOut := cli.Test()
 	in.WriteString(inv.stdin)
+	streams.Interactive = inv.interactive
 	args := append(append([]string{}, inv.args...), "--data-dir", b.dataDir)
 	env := func(k string) (string, bool) { v, ok := inv.env[k]; return v, ok }
 	code := cli.Main(t.Context(), args, streams, cli.Deps{Env: env})

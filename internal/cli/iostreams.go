@@ -11,11 +11,20 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// Interactive says a person answers on In and reads ErrOut: both are
+	// terminals. Commands ask for confirmation only then.
+	Interactive bool
 }
 
 // System returns the process's standard streams.
 func System() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // Test returns streams backed by buffers: stdin, stdout, stderr.

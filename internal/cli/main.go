@@ -114,6 +114,8 @@ directory.`,
 		newDemoAgentCmd(io, deps, nil),
 		newSessionCmd(io, deps),
 		newTurnCmd(io, deps),
+		newWorktreeCmd(io, deps),
+		newQuarantineCmd(io, deps),
 		newUICmd(io, deps, nil),
 	)
 	return root

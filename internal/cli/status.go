@@ -92,6 +92,9 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 		fmt.Fprintf(w, "  http api     http://%s\n", st.HTTPAddr)
 	}
 	fmt.Fprintf(w, "  store        %s %s (schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.SchemaVersion)
+	if st.Store.Error != "" {
+		fmt.Fprintf(w, "  store error  %s\n", st.Store.Error)
+	}
 	fmt.Fprintf(w, "  workspace    %s (%s)\n", st.Workspace.Name, st.Workspace.ID)
 	if b := st.Band; b.Mode == "embedded" {
 		fmt.Fprintf(w, "  hub          %s (owner key in %s)\n", b.URL, b.OwnerKeyFile)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,26 +33,40 @@ import (
 // arguments travel as JSON in the variable.
 const childEnv = "JAM_TEST_JAMD_ARGS"
 
-// runChildIfAsked runs jamd when the test binary was started as a child.
+// hubChildEnv makes the test binary run "jam hub" instead of the tests;
+// the arguments (address, data directory) travel as JSON in the variable.
+const hubChildEnv = "JAM_TEST_HUB_ARGS"
+
+// runChildIfAsked runs jamd, or the hub, when the test binary was started
+// as a child.
 func runChildIfAsked() {
-	raw := os.Getenv(childEnv)
-	if raw == "" {
-		return
+	for _, env := range []string{childEnv, hubChildEnv} {
+		raw := os.Getenv(env)
+		if raw == "" {
+			continue
+		}
+		var args []string
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := 0
+		if env == childEnv {
+			code = cli.MainDaemon(ctx, args, cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})
+		} else if err := daemon.RunHub(ctx, cli.HubOptions{IO: cli.System(), Addr: args[0], DataDir: args[1], LogLevel: "warn"}); err != nil {
+			fmt.Fprintln(os.Stderr, "hub:", err)
+			code = 1
+		}
+		stop()
+		os.Exit(code)
 	}
-	var args []string
-	if err := json.Unmarshal([]byte(raw), &args); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.MainDaemon(ctx, args, cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})
-	stop()
-	os.Exit(code)
 }
 
-// child is a jamd process the test can kill.
+// child is a jamd (or hub) process the test can kill.
 type child struct {
 	t    *testing.T
+	env  string // childEnv when empty
 	args []string
 	log  *os.File
 	cmd  *exec.Cmd
@@ -60,8 +76,12 @@ func (c *child) start() {
 	c.t.Helper()
 	raw, err := json.Marshal(c.args)
 	require.NoError(c.t, err)
+	env := c.env
+	if env == "" {
+		env = childEnv
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	cmd.Env = append(os.Environ(), env+"="+string(raw))
 	cmd.Stdout, cmd.Stderr = c.log, c.log
 	require.NoError(c.t, cmd.Start())
 	c.cmd = cmd
@@ -91,11 +111,14 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills jamd repeatedly")
 	}
-	kills := 20
+	kills, perRoom := 20, 40
+	if failureLong() {
+		kills, perRoom = 200, 200
+	}
 	if v := os.Getenv("JAM_CRASH_KILLS"); v != "" {
 		fmt.Sscan(v, &kills)
 	}
-	const rooms, perRoom = 5, 40
+	const rooms = 5
 
 	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
@@ -195,10 +218,12 @@ func TestCrash_sigkillLoop(t *testing.T) {
 		timer := time.NewTimer(wait)
 		<-timer.C
 		jamd.kill()
+		restarted := time.Now()
 		jamd.start()
 		ready()
-		t.Logf("kill %d after %s", i+1, wait)
+		t.Logf("kill %d after %s; ready again in %s", i+1, wait, time.Since(restarted).Round(time.Millisecond))
 	}
+	settling := time.Now()
 
 	// Band is the judge of settlement: a settle whose answer was lost in
 	// a kill still counts, and the agent may never hear of it again.
@@ -235,6 +260,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 		timer := time.NewTimer(250 * time.Millisecond) // polling the hub's view of settlement
 		<-timer.C
 	}
+	t.Logf("everything settled %s after the last kill", time.Since(settling).Round(time.Millisecond))
 	stopDraining()
 	stopPosting()
 	wg.Wait()
@@ -263,4 +289,286 @@ func TestCrash_sigkillLoop(t *testing.T) {
 		}
 	}
 	jamd.stop()
+}
+
+// failureLong reports whether failure tests run their long form
+// (JAM_FAILURE_LONG=1): many more kills and messages than CI's bounded run.
+func failureLong() bool { return os.Getenv("JAM_FAILURE_LONG") == "1" }
+
+// freeLoopbackAddr returns a loopback address whose port was free a moment
+// ago, so a process restarted on it comes back at the same URL.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// TestCrash_sigkillHubAndDaemon runs the hub as its own process ("jam
+// hub" on a fixed address and data directory) and SIGKILLs it and jamd in
+// turn while an owner posts and an attached agent drains. Band (the hub)
+// is the judge: every owner message it holds is delivered to the agent
+// and settled exactly once, each room's messages are first seen in the
+// hub's order, and each worked message has exactly one reply. A post
+// whose answer a kill lost is posted again, so the owner's messages are
+// whatever the hub recorded, duplicates of a text included.
+func TestCrash_sigkillHubAndDaemon(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("kills the hub and jamd repeatedly")
+	}
+	kills, rooms, perRoom := 9, 3, 20
+	if failureLong() {
+		kills, rooms, perRoom = 60, 4, 150
+	}
+	ctx := t.Context()
+	begun := time.Now()
+
+	addr := freeLoopbackAddr(t)
+	hubURL := "http://" + addr
+	hubDir := t.TempDir()
+	hubLog, err := os.Create(filepath.Join(t.TempDir(), "hub.log"))
+	require.NoError(t, err)
+	defer hubLog.Close()
+	hubProc := &child{t: t, env: hubChildEnv, log: hubLog, args: []string{addr, hubDir}}
+	hc := band.NewHTTP(band.HTTPConfig{Timeout: 10 * time.Second})
+	t.Cleanup(hc.CloseIdle)
+	var owner *band.Client
+	hubReady := func() {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			if owner == nil {
+				key, err := os.ReadFile(filepath.Join(hubDir, "owner.key"))
+				if err != nil || len(key) == 0 {
+					return false
+				}
+				owner, err = band.NewClient(hc, hubURL, band.APIKey(strings.TrimSpace(string(key))))
+				require.NoError(t, err)
+			}
+			_, err := owner.Profile(ctx)
+			return err == nil
+		}, 60*time.Second, 20*time.Millisecond, "the hub did not come back at %s; log %s", hubURL, hubLog.Name())
+	}
+	hubProc.start()
+	hubReady()
+
+	cfg := testConfig(t)
+	jamdLog, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
+	require.NoError(t, err)
+	defer jamdLog.Close()
+	key, err := owner.Credential().Key(ctx)
+	require.NoError(t, err)
+	jamd := &child{t: t, log: jamdLog, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", key, "--log-level", "info"}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTail(t, hubLog.Name())
+			logTail(t, jamdLog.Name())
+		}
+	})
+	client := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
+	defer client.Close()
+	jamdReady := func() {
+		t.Helper()
+		rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		_, err := client.WaitReady(rctx, 10*time.Millisecond)
+		require.NoError(t, err)
+	}
+	jamd.start()
+	jamdReady()
+
+	agent, err := client.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	require.NoError(t, err)
+	var roomIDs []string
+	for i := range rooms {
+		room, err := client.RoomCreate(ctx, wire.RoomCreateRequest{Title: fmt.Sprintf("hub crash %d", i), Agents: []string{"coder"}})
+		require.NoError(t, err)
+		_, err = client.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
+		require.NoError(t, err)
+		roomIDs = append(roomIDs, room.ID)
+	}
+
+	var mu sync.Mutex
+	firstSeen := map[string][]string{} // room → message ids in first-delivery order
+	seen := map[string]bool{}
+
+	var wg sync.WaitGroup
+	postCtx, stopPosting := context.WithCancel(ctx)
+	defer stopPosting()
+	postingDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(postingDone)
+		// Posts are spread over the kills (about one per 150 ms), so that
+		// kills land while messages arrive, are claimed and are settled.
+		pace := time.NewTicker(150 * time.Millisecond)
+		defer pace.Stop()
+		for n := range perRoom {
+			for _, room := range roomIDs {
+				select {
+				case <-postCtx.Done():
+					return
+				case <-pace.C:
+				}
+				// A post the hub's death cut off is posted again; the hub
+				// may then hold the text twice, and both must be settled.
+				for {
+					_, err := owner.SendChatMessage(postCtx, room, fmt.Sprintf("@%s job %d", agent.Handle, n), []protocol.Mention{{ID: agent.AgentID}})
+					if err == nil || postCtx.Err() != nil {
+						break
+					}
+					timer := time.NewTimer(20 * time.Millisecond) // pacing retries while the hub restarts
+					select {
+					case <-postCtx.Done():
+						timer.Stop()
+						return
+					case <-timer.C:
+					}
+				}
+			}
+		}
+	})
+	drainCtx, stopDraining := context.WithCancel(ctx)
+	defer stopDraining()
+	wg.Go(func() {
+		for drainCtx.Err() == nil {
+			inbox, err := client.WaitInbox(drainCtx, wire.WaitRequest{Agent: "coder", TimeoutMS: 2000})
+			if err != nil {
+				continue // the daemon is down or restarting
+			}
+			for _, m := range inbox.Messages {
+				mu.Lock()
+				if !seen[m.ID] {
+					seen[m.ID] = true
+					firstSeen[m.Room] = append(firstSeen[m.Room], m.ID)
+				}
+				mu.Unlock()
+				if m.Content[len(m.Content)-1]%2 == 0 {
+					_, err = client.Reply(drainCtx, m.ID, wire.ReplyRequest{Text: "done " + m.ID})
+				} else {
+					err = client.Ack(drainCtx, m.ID, wire.AckRequest{})
+				}
+				_ = err // a failed settle is retried when the message is listed again
+			}
+		}
+	})
+
+	// Kills alternate so that the hub is never killed twice in a row: a
+	// daemon restart in between keeps its reconnect backoff short.
+	for i := range kills {
+		wait := time.Duration(100+rand.IntN(600)) * time.Millisecond
+		timer := time.NewTimer(wait)
+		<-timer.C
+		if i%3 == 0 {
+			hubProc.kill()
+			hubProc.start()
+			hubReady()
+			t.Logf("kill %d (hub) after %s", i+1, wait)
+			continue
+		}
+		jamd.kill()
+		jamd.start()
+		jamdReady()
+		t.Logf("kill %d (jamd) after %s", i+1, wait)
+	}
+	t.Logf("kills done at %s", time.Since(begun).Round(time.Millisecond))
+	select {
+	case <-postingDone:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the owner could not post everything within 2 minutes of the last kill")
+	}
+	t.Logf("posting done at %s", time.Since(begun).Round(time.Millisecond))
+
+	// The hub's view: the owner's messages in order, which are processed,
+	// and how often each reply text was posted.
+	type roomState struct {
+		owner     []string
+		content   map[string]string
+		processed map[string]bool
+		replies   map[string]int
+	}
+	hubState := func(room string) roomState {
+		st := roomState{content: map[string]string{}, processed: map[string]bool{}, replies: map[string]int{}}
+		var msgs []protocol.Message
+		cursor := ""
+		for {
+			page, err := owner.ChatMessages(ctx, room, cursor, 100)
+			require.NoError(t, err)
+			msgs = append(msgs, page.Messages...)
+			if !page.HasMore {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		slices.SortStableFunc(msgs, func(a, b protocol.Message) int { return strings.Compare(a.InsertedAt, b.InsertedAt) })
+		for _, m := range msgs {
+			switch {
+			case m.SenderID == agent.AgentID:
+				// The reply mentions the owner: Band stores its token
+				// before the text.
+				_, text, _ := strings.Cut(m.Content, "done ")
+				st.replies["done "+text]++
+			default:
+				st.owner = append(st.owner, m.ID)
+				st.content[m.ID] = m.Content
+				if m.Metadata.DeliveryStatus[agent.AgentID].Status == protocol.DeliveryProcessed {
+					st.processed[m.ID] = true
+				}
+			}
+		}
+		return st
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		pending := 0
+		for _, room := range roomIDs {
+			st := hubState(room)
+			pending += len(st.owner) - len(st.processed)
+		}
+		if pending == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d messages still unsettled 3 minutes after the kills; logs %s %s", pending, hubLog.Name(), jamdLog.Name())
+		timer := time.NewTimer(250 * time.Millisecond) // polling the hub's view of settlement
+		<-timer.C
+	}
+	t.Logf("everything settled at %s", time.Since(begun).Round(time.Millisecond))
+	stopDraining()
+	stopPosting()
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for i, room := range roomIDs {
+		st := hubState(room)
+		total += len(st.owner)
+		require.GreaterOrEqual(t, len(st.owner), perRoom, "room %d: the hub holds every post", i)
+		require.Len(t, st.processed, len(st.owner), "room %d: every message settled", i)
+		require.Equal(t, st.owner, firstSeen[room], "room %d: every message delivered, first in the hub's order", i)
+		for _, id := range st.owner {
+			want := 0
+			if c := st.content[id]; c[len(c)-1]%2 == 0 {
+				want = 1
+			}
+			require.Equal(t, want, st.replies["done "+id], "room %d: replies to %s (%q)", i, id, st.content[id])
+			delete(st.replies, "done "+id)
+		}
+		require.Empty(t, st.replies, "room %d: replies to no message of the room", i)
+	}
+	t.Logf("%d kills, %d messages settled exactly once", kills, total)
+	jamd.stop()
+	hubProc.stop()
+}
+
+// logTail logs the last lines of a child's log file.
+func logTail(t *testing.T, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("%s: %v", path, err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	t.Logf("last lines of %s:\n%s", filepath.Base(path), strings.Join(lines[max(0, len(lines)-40):], "\n"))
 }

@@ -83,6 +83,7 @@ type daemon struct {
 	events    *events.Broker
 	rooms     *roomFeeds
 	activity  *roomActivity
+	storage   storageHealth
 }
 
 // start brings components up in dependency order, pushing each one's stop
@@ -94,6 +95,9 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 	}
 	d.store = st
 	stack.push("store", func(context.Context) error { return st.Close() })
+	if err := d.storage.watch(filepath.Join(d.cfg.DataDir, datadir.StoreFile)); err != nil {
+		return err
+	}
 
 	ws, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](d.minter), Name: DefaultWorkspace, At: time.Now()})
 	if err != nil {
@@ -172,7 +176,7 @@ func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
 		DataDir:       d.cfg.DataDir,
 		Socket:        filepath.Join(d.cfg.DataDir, datadir.SocketFile),
 		HTTPAddr:      d.api.HTTPAddr(),
-		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion},
+		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, Error: d.storage.problem()},
 		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
 		Band:          d.band.status(),
 	}

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/daemon"
 	"github.com/jamhq/jam/internal/datadir"
@@ -178,12 +180,77 @@ func TestRun_failedStartUnwinds(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// TestRun_unusableDataDir starts jamd, as "jamd --data-dir …" would, on
+// data directories it cannot use: it fails at once with an error naming
+// the directory and the cause, exits with the usage code (2), and leaves
+// nothing behind. Root ignores permission bits, so as root an unwritable
+// directory is one on a file system that refuses root too (sysfs).
 func TestRun_unusableDataDir(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	file := filepath.Join(cfg.DataDir, "file")
-	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	cfg.DataDir = file
-	err := daemon.Run(t.Context(), cfg, daemon.Streams{Out: &syncBuffer{}, Err: &syncBuffer{}})
-	require.ErrorContains(t, err, "data directory "+file+" is not a directory")
+	tests := []struct {
+		name string
+		// dir returns the data directory, or "" to skip.
+		dir  func(t *testing.T, base string) string
+		want string
+	}{
+		{"path is a file", func(t *testing.T, base string) string {
+			file := filepath.Join(base, "file")
+			require.NoError(t, os.WriteFile(file, nil, 0o600))
+			return file
+		}, "is not a directory"},
+		{"parent is a file", func(t *testing.T, base string) string {
+			file := filepath.Join(base, "file")
+			require.NoError(t, os.WriteFile(file, nil, 0o600))
+			return filepath.Join(file, "jam")
+		}, "cannot be created: not a directory"},
+		{"directory is not writable", func(t *testing.T, base string) string {
+			if os.Geteuid() == 0 {
+				if fi, err := os.Stat("/sys/kernel"); err == nil && fi.IsDir() {
+					return "/sys/kernel"
+				}
+				return ""
+			}
+			dir := filepath.Join(base, "ro")
+			require.NoError(t, os.Mkdir(dir, 0o500))
+			return dir
+		}, "is not writable: permission denied"},
+		{"parent is not writable", func(t *testing.T, base string) string {
+			if os.Geteuid() == 0 {
+				return "/sys/jam"
+			}
+			dir := filepath.Join(base, "ro")
+			require.NoError(t, os.Mkdir(dir, 0o500))
+			return filepath.Join(dir, "jam")
+		}, "cannot be created:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := testConfig(t).DataDir
+			dir := tt.dir(t, base)
+			if dir == "" {
+				t.Skip("no directory here that root cannot write")
+			}
+			t.Cleanup(func() { _ = os.Chmod(filepath.Join(base, "ro"), 0o700) })
+			before := listTree(t, base)
+
+			io, _, out, errOut := cli.Test()
+			code := cli.MainDaemon(t.Context(), []string{"--data-dir", dir, "--http-addr", ""}, io, cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})
+			require.Equal(t, int(cli.ExitUsage), code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			require.Contains(t, errOut.String(), "data directory "+dir+" "+tt.want)
+			require.Empty(t, out.String(), "nothing started")
+			require.Equal(t, before, listTree(t, base), "nothing was left behind")
+		})
+	}
+}
+
+// listTree lists every path under dir.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+		out = append(out, path)
+		return err
+	}))
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/runtime"
 )
 
 // peerLogDir is where the broker writes one log per peer, under the data
@@ -18,8 +19,13 @@ import (
 const peerLogDir = "logs"
 
 // Event kinds the daemon publishes besides the engine's "message.*" ones.
+// A turn's transitions are "turn.<state>" (turn.queued, turn.running,
+// turn.succeeded, …), like the engine's "message.<step>"; a running turn's
+// streamed output is "turn.update", in batches.
 const (
 	kindAgentState = "agent.state"
+	kindTurnPrefix = "turn."
+	kindTurnUpdate = "turn.update"
 )
 
 // engineKinds names the engine events that are not about one message;
@@ -28,6 +34,7 @@ var engineKinds = map[engine.EventKind]string{
 	engine.EventLaneFailed:   "lane.failed",
 	engine.EventRoomRetired:  "room.retired",
 	engine.EventRoomRestored: "room.restored",
+	engine.EventQuarantined:  "record.quarantined",
 }
 
 // startEvents starts the event broker. It starts before every component
@@ -74,11 +81,14 @@ type engineEventData struct {
 	Binding jam.BindingID `json:"binding,omitempty"`
 	Count   int           `json:"count,omitempty"`
 	Error   string        `json:"error,omitempty"`
+	// Source and QuarantineID name a quarantined record.
+	Source       string `json:"source,omitempty"`
+	QuarantineID int64  `json:"quarantine_id,omitempty"`
 }
 
 // publishEngineEvent publishes one step of the messaging pipeline.
 func (d *daemon) publishEngineEvent(ev engine.Event) {
-	data := engineEventData{Binding: ev.Binding, Count: ev.Count}
+	data := engineEventData{Binding: ev.Binding, Count: ev.Count, Source: ev.Source, QuarantineID: ev.QuarantineID}
 	if ev.Err != nil {
 		data.Error = ev.Err.Error()
 	}
@@ -106,6 +116,56 @@ func (d *daemon) publishAgentState(key jam.PeerKey, ev band.AgentEvent) {
 		data.Error = ev.Err.Error()
 	}
 	d.publish(events.Event{Kind: kindAgentState, Peer: key, Data: encodeData(data)})
+}
+
+// turnEventData is the data of a turn.<state> event.
+type turnEventData struct {
+	Turn    jam.TurnID    `json:"turn"`
+	Session jam.SessionID `json:"session"`
+	// TurnSeq orders the session's turns.
+	TurnSeq         int64  `json:"turn_seq"`
+	State           string `json:"state"`
+	From            string `json:"from,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+	LeaseGeneration int64  `json:"lease_generation,omitempty"`
+}
+
+// turnUpdateData is the data of a turn.update event: one batch of the
+// turn's output, numbered from 1 (GET /v1/turns/{turn}/output says how
+// many batches it covers).
+type turnUpdateData struct {
+	Turn    jam.TurnID        `json:"turn"`
+	Session jam.SessionID     `json:"session"`
+	Batch   int               `json:"batch"`
+	Updates []wire.TurnUpdate `json:"updates"`
+}
+
+// turnObserver publishes the runtime's turns as events.
+type turnObserver struct{ d *daemon }
+
+func (o turnObserver) TurnMoved(ev runtime.TurnEvent) {
+	t := ev.Turn
+	o.d.publish(events.Event{Kind: kindTurnPrefix + string(t.State), Peer: ev.Peer, Room: ev.Room, MessageID: t.SourceMessageID,
+		Data: encodeData(turnEventData{Turn: t.ID, Session: t.SessionID, TurnSeq: t.Seq, State: string(t.State), From: string(ev.From),
+			Reason: t.Reason, LeaseGeneration: t.LeaseGeneration})})
+}
+
+func (o turnObserver) TurnOutput(ev runtime.OutputEvent) {
+	o.d.publish(events.Event{Kind: kindTurnUpdate, Peer: ev.Peer, Room: ev.Room, MessageID: ev.Turn.SourceMessageID,
+		Data: encodeData(turnUpdateData{Turn: ev.Turn.ID, Session: ev.Turn.SessionID, Batch: ev.Batch, Updates: wireUpdates(ev.Updates)})})
+}
+
+// wireUpdates is the wire form of a turn's output.
+func wireUpdates(us []runtime.Update) []wire.TurnUpdate {
+	out := make([]wire.TurnUpdate, 0, len(us))
+	for _, u := range us {
+		w := wire.TurnUpdate{Kind: u.Kind, Text: u.Text, ToolCallID: u.ToolCallID, Title: u.Title, ToolKind: u.ToolKind, Status: u.Status}
+		for _, p := range u.Plan {
+			w.Plan = append(w.Plan, wire.PlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // encodeData encodes the daemon's own event data, which always encodes.

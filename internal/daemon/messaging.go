@@ -85,6 +85,7 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 		Store: d.store, Spool: sp, Sealer: box, Deliverer: del, Logger: d.log,
 		Events: func(ev engine.Event) {
 			m.log.Debug("pipeline", "event", ev.Kind, "peer", ev.Peer, "room", ev.Room, "message", ev.MessageID, "binding", ev.Binding, "err", ev.Err)
+			d.storage.engineEvent(ev)
 			d.publishEngineEvent(ev)
 		},
 	})

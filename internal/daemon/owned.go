@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,7 @@ func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
 func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *deliverer) error {
 	rt, err := runtime.New(runtime.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
+		Observer: turnObserver{d: m.d},
 		Launch: func(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
 			return launchACP(ctx, cfg, m.log)
 		},
@@ -140,19 +142,86 @@ func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 	return c, nil
 }
 
-// acpHost adapts an ACP agent process to the runtime.
-type acpHost struct{ *acp.Agent }
+// acpHost adapts an ACP agent process to the runtime. The agent reports
+// every session/update to route, which passes it to the Prompt running on
+// that session, if any.
+type acpHost struct {
+	*acp.Agent
 
-func (h acpHost) Prompt(ctx context.Context, thread, text string) (runtime.Answer, error) {
+	mu      sync.Mutex
+	prompts map[string]func(runtime.Update) // guarded by mu: by provider thread
+}
+
+func (h *acpHost) Prompt(ctx context.Context, thread, text string, updates func(runtime.Update)) (runtime.Answer, error) {
+	if updates != nil {
+		h.mu.Lock()
+		h.prompts[thread] = updates
+		h.mu.Unlock()
+		// Updates reach the runtime only while Prompt runs: an update that
+		// arrives after is for nobody.
+		defer func() {
+			h.mu.Lock()
+			delete(h.prompts, thread)
+			h.mu.Unlock()
+		}()
+	}
 	res, err := h.Agent.Prompt(ctx, thread, text)
 	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, err
 }
 
+// route passes an update to its session's running Prompt. It runs on the
+// agent's reading goroutine, in order; the runtime's callback does not
+// block.
+func (h *acpHost) route(u acp.Update) {
+	ru, ok := runtimeUpdate(u)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.prompts[u.SessionID]; f != nil {
+		f(ru)
+	}
+}
+
+// runtimeUpdate maps an ACP session/update to the runtime's form; false for
+// updates that are not a turn's output (a replayed user message, kinds
+// jam does not read).
+func runtimeUpdate(u acp.Update) (runtime.Update, bool) {
+	su := u.SessionUpdate
+	switch su.SessionUpdate {
+	case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk:
+		if su.Content == nil || su.Content.Type != "text" || su.Content.Text == "" {
+			return runtime.Update{}, false
+		}
+		kind := runtime.UpdateText
+		if su.SessionUpdate == acp.UpdateAgentThoughtChunk {
+			kind = runtime.UpdateThought
+		}
+		return runtime.Update{Kind: kind, Text: su.Content.Text}, true
+	case acp.UpdateToolCall, acp.UpdateToolCallUpdate:
+		kind := runtime.UpdateToolCall
+		if su.SessionUpdate == acp.UpdateToolCallUpdate {
+			kind = runtime.UpdateToolCallUpdate
+		}
+		return runtime.Update{Kind: kind, ToolCallID: su.ToolCallID, Title: su.Title, ToolKind: su.Kind, Status: su.Status}, true
+	case acp.UpdatePlan:
+		plan := make([]runtime.PlanEntry, 0, len(su.Entries))
+		for _, e := range su.Entries {
+			plan = append(plan, runtime.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
+		}
+		return runtime.Update{Kind: runtime.UpdatePlan, Plan: plan}, true
+	}
+	return runtime.Update{}, false
+}
+
 // launchACP starts an ACP agent for a template configuration.
 func launchACP(ctx context.Context, cfg store.TemplateConfig, log *slog.Logger) (runtime.Host, error) {
-	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Policy: acp.Policy(cfg.Permission), Logger: log})
+	h := &acpHost{prompts: map[string]func(runtime.Update){}}
+	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Policy: acp.Policy(cfg.Permission), Logger: log, OnUpdate: h.route})
 	if err != nil {
 		return nil, err
 	}
-	return acpHost{a}, nil
+	h.Agent = a
+	return h, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/runtime"
 	"github.com/jamhq/jam/internal/shellwords"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -37,9 +38,16 @@ func (d *daemon) Sessions(ctx context.Context) ([]wire.Session, error) {
 		wt, err := d.store.WorktreeForSession(ctx, ws, s.ID)
 		switch {
 		case err == nil:
-			w.Worktree, w.Branch = wt.Path, wt.Branch
+			w.Worktree, w.Branch, w.WorktreeState = wt.Path, wt.Branch, wt.State
 		case !errors.Is(err, jam.ErrNotFound):
 			return nil, err
+		}
+		turns, err := d.store.TurnList(ctx, ws, s.ID)
+		if err != nil {
+			return nil, err
+		}
+		if cur, ok := currentTurn(turns); ok {
+			w.CurrentTurn, w.CurrentTurnState = string(cur.ID), string(cur.State)
 		}
 		out = append(out, w)
 	}
@@ -61,10 +69,144 @@ func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 	}
 	out := make([]wire.Turn, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
-			Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt})
+		w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
+			Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
+		if t.State != jam.TurnQueued {
+			journal, err := d.store.TurnJournal(ctx, d.workspace.ID, t.ID)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range journal {
+				if e.To == jam.TurnRunning && w.Started.IsZero() {
+					w.Started = e.At
+				}
+				if e.To.Terminal() {
+					w.Ended = e.At
+				}
+			}
+		}
+		out = append(out, w)
 	}
 	return out, nil
+}
+
+// currentTurn is a session's active turn, else its oldest queued one.
+func currentTurn(turns []store.Turn) (store.Turn, bool) {
+	var queued *store.Turn
+	for i := range turns {
+		switch {
+		case turns[i].State.Active():
+			return turns[i], true
+		case turns[i].State == jam.TurnQueued && queued == nil:
+			queued = &turns[i]
+		}
+	}
+	if queued != nil {
+		return *queued, true
+	}
+	return store.Turn{}, false
+}
+
+// TurnOutput implements api.Runtime.
+func (d *daemon) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
+	id, err := jam.ParseID[jam.TurnID](turn)
+	if err != nil {
+		return wire.TurnOutput{}, err
+	}
+	if _, err := d.store.TurnGet(ctx, d.workspace.ID, id); err != nil {
+		return wire.TurnOutput{}, err
+	}
+	rt, err := d.ownedRuntime()
+	if err != nil {
+		return wire.TurnOutput{}, err
+	}
+	out, ok := rt.Output(id)
+	return wire.TurnOutput{Turn: turn, Kept: ok, Batches: out.Batches, Updates: wireUpdates(out.Updates), Truncated: out.Truncated}, nil
+}
+
+// ownedRuntime is the runtime manager, once messaging runs.
+func (d *daemon) ownedRuntime() (*runtime.Manager, error) {
+	if d.msg == nil || d.msg.runtime == nil {
+		return nil, fmt.Errorf("%w: owned runtimes are not running", jam.ErrUnavailable)
+	}
+	return d.msg.runtime, nil
+}
+
+// Worktrees implements api.Runtime.
+func (d *daemon) Worktrees(ctx context.Context) ([]wire.Worktree, error) {
+	ws := d.workspace.ID
+	wts, err := d.store.WorktreeList(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Worktree, 0, len(wts))
+	for _, wt := range wts {
+		w, err := d.wireWorktree(ctx, wt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// wireWorktree is the wire form of a worktree, with its session's agent
+// and room and, when it is active, its count of uncommitted changes.
+func (d *daemon) wireWorktree(ctx context.Context, wt store.Worktree) (wire.Worktree, error) {
+	s, err := d.store.SessionGet(ctx, d.workspace.ID, wt.SessionID)
+	if err != nil {
+		return wire.Worktree{}, err
+	}
+	w := wire.Worktree{ID: string(wt.ID), Session: string(wt.SessionID), Agent: s.Peer.String(), Room: string(s.Room), Repo: wt.Repo,
+		Path: wt.Path, Branch: wt.Branch, State: wt.State, Updated: wt.UpdatedAt}
+	if wt.State == store.WorktreeActive {
+		changes, err := runtime.Changes(ctx, wt)
+		if err != nil {
+			return wire.Worktree{}, fmt.Errorf("worktree of %s: %w", wt.SessionID, err)
+		}
+		w.Changes = len(changes)
+	}
+	return w, nil
+}
+
+// WorktreeArchive implements api.Runtime.
+func (d *daemon) WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+		return rt.ArchiveWorktree(ctx, id)
+	})
+}
+
+// WorktreeRemove implements api.Runtime.
+func (d *daemon) WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+		return rt.RemoveWorktree(ctx, id, r.Force)
+	})
+}
+
+// WorktreeRestore implements api.Runtime.
+func (d *daemon) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+		return rt.RestoreWorktree(ctx, id)
+	})
+}
+
+func (d *daemon) worktreeOp(ctx context.Context, session string, op func(*runtime.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
+	id, err := jam.ParseID[jam.SessionID](session)
+	if err != nil {
+		return wire.Worktree{}, err
+	}
+	if _, err := d.store.SessionGet(ctx, d.workspace.ID, id); err != nil {
+		return wire.Worktree{}, err
+	}
+	rt, err := d.ownedRuntime()
+	if err != nil {
+		return wire.Worktree{}, err
+	}
+	wt, err := op(rt, id)
+	if err != nil {
+		return wire.Worktree{}, err
+	}
+	return d.wireWorktree(ctx, wt)
 }
 
 // AgentConfig implements api.Runtime: it changes the desired configuration
@@ -125,8 +267,9 @@ func (d *daemon) CancelTurn(ctx context.Context, turn string) error {
 	if err != nil {
 		return err
 	}
-	if d.msg == nil || d.msg.runtime == nil {
-		return fmt.Errorf("%w: owned runtimes are not running", jam.ErrUnavailable)
+	rt, err := d.ownedRuntime()
+	if err != nil {
+		return err
 	}
-	return d.msg.runtime.Cancel(ctx, id)
+	return rt.Cancel(ctx, id)
 }

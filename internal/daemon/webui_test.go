@@ -17,6 +17,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band/protocol"
 )
 
 // The web UI's acceptance tests: a real daemon with its HTTP listener, and
@@ -339,4 +340,84 @@ func TestWebUI_reconnectsAcrossRestart(t *testing.T) {
 	got := p.eval(`[...document.querySelectorAll('.timeline .msg')].map(e => e.dataset.id).join(',')`)
 	require.Equal(t, strings.Join(wantIDs, ","), got, "in the daemon's order")
 	p.screenshot("webui-after-restart")
+}
+
+// TestWebUI_sessionLiveTurn: an owned agent's turn seen from the web UI.
+// The room links to the running turn; the session page streams the
+// agent's thinking and answer as it works, lists the turns with their
+// source message, and the agents page links to the agent's sessions.
+func TestWebUI_sessionLiveTurn(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	st := r.waitReady(t)
+	ctx := t.Context()
+	c := r.client
+	owner := ownerClient(t, st)
+
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Parser work", Agents: []string{"demo"}})
+	require.NoError(t, err)
+	var session wire.Session
+	require.Eventually(t, func() bool {
+		ss, err := c.Sessions(ctx)
+		require.NoError(t, err)
+		if len(ss) == 1 {
+			session = ss[0]
+		}
+		return len(ss) == 1
+	}, 30*time.Second, 20*time.Millisecond, "the agent's session in the room")
+
+	p := openBrowser(t)
+	p.do(chromedp.Navigate(signInLink(t, r)))
+	p.do(chromedp.Navigate("http://" + st.HTTPAddr + "/#/rooms/" + room.ID))
+	p.waitFor("the room", `document.querySelector('#compose') !== null && document.querySelector('#conn').dataset.state === 'live'`)
+
+	// A slow request: the room says the agent works and links to the turn.
+	first, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] rework the tokenizer", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	p.waitFor("the link to the live turn", `document.querySelector('.live-turns a[data-live-turn]') !== null`)
+	p.screenshot("webui-room-live-turn-link")
+	p.do(chromedp.Click(chromedp.CSS(`.live-turns a[data-live-turn]`)))
+	p.waitFor("the session page with streamed thoughts", `location.hash.startsWith('#/sessions/') && (document.querySelector('.output .out-thought') || {}).textContent?.includes('thinking')`)
+	require.Equal(t, session.ID, p.eval(`decodeURIComponent(location.hash.split('/')[2])`))
+	p.waitFor("the answer and the turn's end", `(document.querySelector('.output .out-text') || {}).textContent?.includes('You said:') && document.querySelector('tr[data-turn] [data-turn-state="succeeded"]') !== null`)
+	require.Contains(t, p.eval(`document.querySelector('.output').textContent`), "rework the tokenizer")
+	require.Contains(t, p.eval(`document.querySelector('.output').textContent`), "Write NOTES.md", "the tool call is shown")
+
+	// Unpinned, the session page follows the next turn while it runs.
+	p.do(chromedp.Navigate("http://" + st.HTTPAddr + "/#/sessions/" + session.ID))
+	p.waitFor("the session page", `document.querySelectorAll('tr[data-turn]').length === 1`)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] and the lexer", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	p.waitFor("streamed thoughts while the turn runs", `document.querySelector('.output').dataset.state === 'running' && (document.querySelector('.output .out-thought') || {}).textContent?.includes('thinking')`)
+	p.screenshot("webui-session-running")
+	p.waitFor("the second turn's end", `document.querySelectorAll('tr[data-turn] [data-turn-state="succeeded"]').length === 2 && (document.querySelector('.output .out-text') || {}).textContent?.includes('and the lexer')`)
+	require.Equal(t, "2", p.eval(`String(document.querySelectorAll('tr[data-turn]').length)`))
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, ss[0].ProviderThread)
+	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), ss[0].ProviderThread, "the session's facts")
+	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), "idle", "no current turn once it is over")
+	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), "Parser work")
+	p.screenshot("webui-session")
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.screenshot("webui-session-phone")
+	p.do(chromedp.EmulateViewport(1280, 860))
+
+	// The first turn's source message link opens the room at the message.
+	p.do(chromedp.Click(chromedp.CSS(`tr[data-turn]:last-child a[href*="/messages/"]`)))
+	p.waitFor("the focused source message", `document.querySelector(`+js(msgSelector(first.ID)+`.msg--focus`)+`) !== null`)
+
+	// The agents page links to the agent's sessions.
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="agents"]`)))
+	p.waitFor("the sessions link", `document.querySelector('a[data-sessions="local/demo"]') !== null`)
+	p.do(chromedp.Click(chromedp.CSS(`a[data-sessions="local/demo"]`)))
+	p.waitFor("the agent's sessions", `document.querySelector('tr[data-session=`+js(session.ID)+`]') !== null`)
+	require.Contains(t, p.eval(`document.querySelector('tr[data-session=`+js(session.ID)+`]').textContent`), "Parser work")
+	p.screenshot("webui-agent-sessions")
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.screenshot("webui-agent-sessions-phone")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -130,8 +131,10 @@ func (e *Engine) deliver(ctx context.Context, row store.QueueRow) {
 }
 
 // Redeliver re-claims and re-delivers every queued message of a peer's
-// bindings (of one binding when id is not ""), oldest first: at start,
-// after a bind or steal, and after a peer reconnects.
+// bindings (of one binding when id is not ""), each binding's oldest
+// first: at start, after a bind or steal, and after a peer reconnects.
+// Bindings (rooms) are worked side by side, as many at once as lanes may
+// be active, so one room's backlog does not hold up the others.
 func (e *Engine) Redeliver(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, id jam.BindingID) error {
 	p, err := e.peer(ws, key)
 	if err != nil {
@@ -141,17 +144,58 @@ func (e *Engine) Redeliver(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 	if err != nil {
 		return fmt.Errorf("redeliver %s: %w", key, err)
 	}
+	sem := make(chan struct{}, e.cfg.MaxActiveLanes)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
 	for _, b := range bindings {
 		if id != "" && b.ID != id {
 			continue
 		}
-		rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: key, Binding: b.ID})
-		if err != nil {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := e.redeliverBinding(ctx, p, b); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// redeliverBinding re-claims and re-delivers one binding's queued
+// messages, oldest first.
+func (e *Engine) redeliverBinding(ctx context.Context, p *peerState, b store.Binding) error {
+	rows, err := retryCorrupt(ctx, e, func() ([]store.QueueRow, error) {
+		return e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: b.WorkspaceID, Peer: b.Peer, Binding: b.ID})
+	})
+	if err != nil {
+		return fmt.Errorf("redeliver %s: %w", b.ID, err)
+	}
+	for _, row := range rows {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A row that no longer opens is not claimed: it is quarantined
+		// and the room's next message goes on.
+		if _, ok, err := e.readRow(ctx, row); err != nil {
 			return fmt.Errorf("redeliver %s: %w", b.ID, err)
+		} else if !ok {
+			continue
 		}
-		for _, row := range rows {
-			e.claimAndDeliver(ctx, p, row)
-		}
+		e.claimAndDeliver(ctx, p, row)
 	}
 	return nil
 }

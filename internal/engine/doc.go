@@ -7,7 +7,11 @@
 //
 //  1. Spool. Inbound seals the message and pushes it to the spool, which
 //     returns once the message is fsynced (group commit). Duplicates of a
-//     spooled, queued or settled message stop here.
+//     spooled, queued or settled message stop here. A message the disk
+//     refuses (full, or not writable) is not acknowledged: Inbound retries
+//     it with backoff, holding the peer's feed meanwhile so that no later
+//     message overtakes it, and if the daemon stops first Band still holds
+//     it for redelivery.
 //  2. Room lane. One goroutine per (peer, room) lane takes spooled entries
 //     in arrival order; at most MaxActiveLanes lanes process at once, so a
 //     busy room never starves the others and the daemon stays bounded.
@@ -31,6 +35,9 @@
 // then remove the row locally; a reply is recorded durably as an intent
 // before it is posted, and a resumed reply checks the room for parts that
 // were posted before a crash, so no reply is posted twice.
+//
+// A spool entry or queue row that can no longer be read is quarantined
+// and reported, and its room goes on; see quarantine.go.
 //
 // Compared with the seed design: no file-per-message spool or directory
 // scans, no process-wide lock held across I/O, no busy-wait retry of the

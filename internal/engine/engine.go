@@ -30,6 +30,9 @@ type Store interface {
 	RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (store.RoomRetired, error)
 	RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error)
 	RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error)
+	QuarantineSpool(ctx context.Context, seq int64, reason string, at time.Time) (store.QuarantinedRecord, error)
+	QuarantineQueue(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, reason string, at time.Time) (store.QuarantinedRecord, error)
+	QuarantineInvalid(ctx context.Context, at time.Time) ([]store.QuarantinedRecord, error)
 }
 
 // Spool is the durable landing of inbound messages.
@@ -86,7 +89,11 @@ type EventKind string
 
 // Engine events.
 const (
-	EventSpooled        EventKind = "spooled"
+	EventSpooled EventKind = "spooled"
+	// EventSpoolRefused: the disk refused to spool a message (full or not
+	// writable); it is not acknowledged, and Inbound retries it until
+	// there is room, so no later message of the peer overtakes it.
+	EventSpoolRefused   EventKind = "spool_refused"
 	EventDuplicate      EventKind = "duplicate"
 	EventSystemMarker   EventKind = "system_marker"
 	EventQueued         EventKind = "queued"
@@ -109,6 +116,10 @@ const (
 	EventRoomRestored EventKind = "room_restored"
 	// EventNotice: a local notice was spooled.
 	EventNotice EventKind = "notice"
+	// EventQuarantined: a spool entry or queue row that could no longer
+	// be read was moved to the quarantine; Err is the reason, Source and
+	// QuarantineID name the record.
+	EventQuarantined EventKind = "quarantined"
 )
 
 // Event reports one step of the pipeline.
@@ -123,6 +134,10 @@ type Event struct {
 	// (room_retired: queued and spooled messages removed).
 	Count int
 	Err   error
+	// Source ("spool" or "queue") and QuarantineID name a quarantined
+	// record.
+	Source       string
+	QuarantineID int64
 }
 
 // Config configures an Engine.
@@ -203,6 +218,10 @@ type Engine struct {
 	lanes   map[store.Lane]*lane   // guarded by mu
 	started bool                   // guarded by mu
 
+	// recovered is closed once the messages queued before Start have
+	// been redelivered; lanes wait for it.
+	recovered chan struct{}
+
 	wake *broadcaster
 	act  *activity
 }
@@ -226,13 +245,17 @@ func New(cfg Config) (*Engine, error) {
 		peers: map[peerRef]*peerState{},
 		lanes: map[store.Lane]*lane{},
 		wake:  newBroadcaster(),
+
+		recovered: make(chan struct{}),
 	}
 	e.act = newActivity(e)
 	return e, nil
 }
 
 // Start recovers spooled lanes and redelivers queued messages of every
-// registered peer, then accepts work until Stop.
+// registered peer, then accepts work until Stop. It returns without
+// waiting for the redelivery, so the daemon serves while a large backlog
+// is worked through; lanes wait for it (Recovered).
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	if e.started {
@@ -246,22 +269,38 @@ func (e *Engine) Start(ctx context.Context) error {
 		peers = append(peers, p.rt)
 	}
 	e.mu.Unlock()
-	// Queued messages first, in queue order, before any lane runs: a new
-	// message must not reach an agent ahead of older ones it has not seen.
-	for _, p := range peers {
-		if err := e.Redeliver(ctx, p.WorkspaceID, p.Key, ""); err != nil {
-			e.log.Warn("redeliver at start", "peer", p.Key, "err", err)
-		}
+	// Records that can no longer be read leave the pipeline before
+	// anything is delivered, so none holds up its room.
+	if _, err := e.sweep(ctx); err != nil {
+		// Not fatal: a lane or list that meets such a record sweeps again.
+		e.log.Warn("sweep at start", "err", err)
 	}
 	lanes, err := e.cfg.Store.SpoolLanes(ctx)
 	if err != nil {
 		return fmt.Errorf("recover spool lanes: %w", err)
+	}
+	// Queued messages first, in queue order, before any lane moves a
+	// newer one: a new message must not reach an agent ahead of older ones
+	// it has not seen.
+	if !e.spawn(func() {
+		defer close(e.recovered)
+		for _, p := range peers {
+			if err := e.Redeliver(e.ctx, p.WorkspaceID, p.Key, ""); err != nil && e.ctx.Err() == nil {
+				e.log.Warn("redeliver at start", "peer", p.Key, "err", err)
+			}
+		}
+	}) {
+		close(e.recovered)
 	}
 	for _, l := range lanes {
 		e.wakeLane(l)
 	}
 	return nil
 }
+
+// Recovered is closed once the messages queued before Start have been
+// redelivered (claimed and delivered, or handed to a retry).
+func (e *Engine) Recovered() <-chan struct{} { return e.recovered }
 
 // Stop ends every lane and retry and waits for them. Safe twice and before
 // Start.

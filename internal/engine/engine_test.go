@@ -95,6 +95,7 @@ func (d deliveries) Deliver(_ context.Context, del Delivery) error { d.ch <- del
 type testBundle struct {
 	eng    *Engine
 	st     *sqlite.Store
+	sp     *spool.Spool
 	agent  *fakeAgent
 	del    deliveries
 	events chan Event
@@ -111,6 +112,12 @@ const (
 )
 
 func setup(t *testing.T, bind bool) *testBundle {
+	t.Helper()
+	return setupWith(t, bind, nil)
+}
+
+// setupWith is setup with the engine's sealer wrapped by wrap, if set.
+func setupWith(t *testing.T, bind bool, wrap func(Sealer) Sealer) *testBundle {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -138,7 +145,12 @@ func setup(t *testing.T, bind bool) *testBundle {
 	require.NoError(t, err)
 	require.NoError(t, sp.Start(ctx))
 	t.Cleanup(func() { sp.Stop(context.Background()) })
-	eng, err := New(Config{Store: st, Spool: sp, Sealer: box, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond,
+	b.sp = sp
+	var sealer Sealer = box
+	if wrap != nil {
+		sealer = wrap(box)
+	}
+	eng, err := New(Config{Store: st, Spool: sp, Sealer: sealer, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond,
 		Events: func(ev Event) { b.events <- ev }})
 	require.NoError(t, err)
 	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: ws.ID, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: b.agent}))
@@ -356,4 +368,48 @@ func FuzzSplitParts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEngine_startDoesNotWaitForTheBacklog: Start returns while the
+// messages queued before it are still being redelivered (their claims
+// hang here), and a message arriving meanwhile is delivered only after
+// them.
+func TestEngine_startDoesNotWaitForTheBacklog(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	ctx := t.Context()
+	first, second := b.inbound(t, 1, "one"), b.inbound(t, 2, "two")
+	require.Equal(t, jam.PlatformMessageID(first), b.delivered(t).Row.MessageID)
+	require.Equal(t, jam.PlatformMessageID(second), b.delivered(t).Row.MessageID)
+	require.NoError(t, b.eng.Stop(ctx))
+
+	// A restart: claims hang until the gate opens.
+	gate := make(chan struct{})
+	agent := &fakeAgent{Roster: b.agent.Roster, ProcessingF: func(string, string) error { <-gate; return nil }}
+	del := deliveries{ch: make(chan Delivery, 16)}
+	eng, err := New(Config{Store: b.st, Spool: b.sp, Sealer: b.eng.cfg.Sealer, Deliverer: del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: b.ws, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: agent}))
+	require.NoError(t, eng.Start(ctx), "Start returns with the backlog's claims hanging")
+	defer eng.Stop(context.Background())
+	select {
+	case <-eng.Recovered():
+		t.Fatal("recovered while claims hang")
+	default:
+	}
+	third := "0190a1b2-0000-4000-8000-000000000003"
+	require.NoError(t, eng.Inbound(ctx, b.ws, b.peer, protocol.Message{ID: third, ChatRoomID: string(b.room), Content: "three", SenderID: ownerID, SenderType: "User", MessageType: "text"}))
+	close(gate)
+	var got []jam.PlatformMessageID
+	for range 3 {
+		select {
+		case d := <-del.ch:
+			got = append(got, d.Row.MessageID)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("delivered only %v", got)
+		}
+	}
+	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second), jam.PlatformMessageID(third)}, got,
+		"the backlog first, then the new message")
+	<-eng.Recovered()
 }

@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
-	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -38,7 +36,9 @@ type InboxParams struct {
 // routed messages from the inbox opens the agent's working indicator in
 // their rooms until they are settled.
 func (e *Engine) Inbox(ctx context.Context, p InboxParams) ([]InboxItem, error) {
-	rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: p.WorkspaceID, Peer: p.Peer, Room: p.Room, Unrouted: p.Unrouted, Limit: p.Limit})
+	rows, err := retryCorrupt(ctx, e, func() ([]store.QueueRow, error) {
+		return e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: p.WorkspaceID, Peer: p.Peer, Room: p.Room, Unrouted: p.Unrouted, Limit: p.Limit})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
@@ -49,13 +49,12 @@ func (e *Engine) Inbox(ctx context.Context, p InboxParams) ([]InboxItem, error) 
 		if !p.Unrouted && (r.Binding == "" || r.State != store.QueueDelivered) {
 			continue
 		}
-		raw, err := e.cfg.Sealer.Open(r.Sealed, aad(r.WorkspaceID, r.Peer, r.MessageID))
+		m, ok, err := e.readRow(ctx, r)
 		if err != nil {
-			return nil, fmt.Errorf("inbox: open %s: %w", r.MessageID, err)
+			return nil, fmt.Errorf("inbox: %w", err)
 		}
-		var m protocol.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("inbox: decode %s: %w", r.MessageID, err)
+		if !ok {
+			continue // quarantined
 		}
 		out = append(out, InboxItem{Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
 			SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt})
@@ -100,13 +99,12 @@ func (e *Engine) Message(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	if err != nil {
 		return InboxItem{}, fmt.Errorf("message %s: %w", msg, err)
 	}
-	raw, err := e.cfg.Sealer.Open(r.Sealed, aad(r.WorkspaceID, r.Peer, r.MessageID))
+	m, ok, err := e.readRow(ctx, r)
 	if err != nil {
-		return InboxItem{}, fmt.Errorf("message %s: open: %w", msg, err)
+		return InboxItem{}, fmt.Errorf("message %s: %w", msg, err)
 	}
-	var m protocol.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return InboxItem{}, fmt.Errorf("message %s: decode: %w", msg, err)
+	if !ok {
+		return InboxItem{}, fmt.Errorf("message %s: %w: it could not be read and was quarantined", msg, jam.ErrNotFound)
 	}
 	return InboxItem{Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
 		SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt}, nil

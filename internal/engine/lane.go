@@ -17,7 +17,8 @@ import (
 
 // Inbound makes one message from a peer's feed durable and schedules it.
 // It returns once the message is fsynced in the spool (or found to be a
-// duplicate); it blocks while the peer's spool is full.
+// duplicate); it blocks while the peer's spool is full, and while the disk
+// refuses the write (see spoolRefused).
 func (e *Engine) Inbound(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, m protocol.Message) error {
 	if m.ID == "" {
 		return fmt.Errorf("%w: inbound message without an id", jam.ErrInvalid)
@@ -36,6 +37,26 @@ func (e *Engine) Inbound(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	}
 	entry := store.SpoolEntry{WorkspaceID: ws, Peer: key, Room: room, MessageID: msgID, Sealed: e.cfg.Sealer.Seal(raw, aad(ws, key, msgID)), ReceivedAt: e.cfg.Now()}
 	_, appended, err := e.cfg.Spool.Push(ctx, entry)
+	// The disk refused the write: nothing was kept or acknowledged. Later
+	// messages of the peer must not overtake this one, so Inbound holds
+	// the peer's feed here until there is room or ctx ends (Band then
+	// still holds the message, unacknowledged, and offers it again).
+	wait := min(e.cfg.RetryMin, 100*time.Millisecond)
+	for refusals := 0; errors.Is(err, jam.ErrStorageFull); refusals++ {
+		if refusals == 0 {
+			e.log.Warn("message not spooled; retrying until there is room", "peer", key, "room", room, "message", msgID, "err", err)
+			e.emit(Event{Kind: EventSpoolRefused, Workspace: ws, Peer: key, Room: room, MessageID: msgID, Err: err})
+		}
+		t := time.NewTimer(wait)
+		wait = min(wait*2, e.cfg.RetryMax)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("spool %s: %w", m.ID, err)
+		case <-t.C:
+		}
+		_, appended, err = e.cfg.Spool.Push(ctx, entry)
+	}
 	if err != nil {
 		return fmt.Errorf("spool %s: %w", m.ID, err)
 	}
@@ -84,11 +105,20 @@ const laneBatch = 64
 func (e *Engine) runLane(l store.Lane, ln *lane) {
 	ctx := e.ctx
 	backoff := e.cfg.RetryMin
+	// The backlog queued before Start goes first.
+	select {
+	case <-e.recovered:
+	case <-ctx.Done():
+		e.finishLane(ln)
+		return
+	}
 	for {
 		e.mu.Lock()
 		ln.dirty = false
 		e.mu.Unlock()
-		entries, err := e.cfg.Store.SpoolNext(ctx, l.WorkspaceID, l.Peer, l.Room, laneBatch)
+		entries, err := retryCorrupt(ctx, e, func() ([]store.SpoolEntry, error) {
+			return e.cfg.Store.SpoolNext(ctx, l.WorkspaceID, l.Peer, l.Room, laneBatch)
+		})
 		if err == nil && len(entries) > 0 {
 			err = e.processBatch(ctx, entries)
 		}
@@ -152,13 +182,21 @@ func (e *Engine) processBatch(ctx context.Context, entries []store.SpoolEntry) e
 	}
 	var run []store.QueueRow
 	for _, en := range entries {
+		// An entry that does not open or decode is quarantined and the
+		// lane goes on: the entries after it keep their order.
 		raw, err := e.cfg.Sealer.Open(en.Sealed, aad(en.WorkspaceID, en.Peer, en.MessageID))
 		if err != nil {
-			return errors.Join(e.moveRun(ctx, p, run), fmt.Errorf("open spool entry %d: %w", en.Seq, err))
+			if qerr := e.quarantineSpool(ctx, en, fmt.Errorf("open: %w", err)); qerr != nil {
+				return errors.Join(e.moveRun(ctx, p, run), qerr)
+			}
+			continue
 		}
 		var m protocol.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return errors.Join(e.moveRun(ctx, p, run), fmt.Errorf("decode spool entry %d: %w", en.Seq, err))
+			if qerr := e.quarantineSpool(ctx, en, fmt.Errorf("decode: %w", err)); qerr != nil {
+				return errors.Join(e.moveRun(ctx, p, run), qerr)
+			}
+			continue
 		}
 		if !en.MessageID.IsNotice() && systemMarker.MatchString(m.Content) {
 			if err := e.moveRun(ctx, p, run); err != nil {

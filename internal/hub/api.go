@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/band/protocol"
 )
@@ -225,6 +226,10 @@ func (c *call) decode(v any) *apiError {
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
+	}
+	if !utf8.Valid(b) {
+		// encoding/json would quietly turn the bad bytes into U+FFFD.
+		return errBadRequest(codeInvalidJSON, "Request body is not valid UTF-8")
 	}
 	err = json.Unmarshal(b, v)
 	var typeErr *json.UnmarshalTypeError

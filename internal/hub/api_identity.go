@@ -136,7 +136,7 @@ func (h *Hub) updateProfile(c *call) (int, any, error) {
 			continue
 		}
 		v := strings.TrimSpace(*f.in)
-		if strings.ContainsAny(v, "\r\n\x00") || utf8.RuneCountInString(v) > maxAgentName {
+		if hasControl(v) || utf8.RuneCountInString(v) > maxAgentName {
 			return 0, nil, errInvalid(codeValidation, f.ptr, "is invalid")
 		}
 		*f.out = v
@@ -171,8 +171,8 @@ func (h *Hub) registerAgent(c *call) (int, any, error) {
 	switch {
 	case name == "":
 		return 0, nil, errInvalid(codeValidation, "/agent/name", "can't be blank")
-	case strings.ContainsAny(name, "\r\n\x00") || !utf8.ValidString(name):
-		return 0, nil, errInvalid(codeValidation, "/agent/name", "must not contain line breaks or NUL")
+	case hasControl(name):
+		return 0, nil, errInvalid(codeValidation, "/agent/name", msgNoControl)
 	case utf8.RuneCountInString(name) > maxAgentName:
 		return 0, nil, errInvalid(codeValidation, "/agent/name", "should be at most 100 character(s)")
 	case slugify(name) == "":

@@ -33,6 +33,19 @@ func blank(s string) bool {
 	return true
 }
 
+// msgNoControl is the detail of a name or title with a control character.
+const msgNoControl = "must be valid UTF-8 without control characters"
+
+// hasControl reports whether s, a one-line name or title, is not valid
+// UTF-8 or holds a control character (C0 including line breaks and tabs,
+// DEL, C1): such text would reach terminals and logs verbatim.
+func hasControl(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
 // mentionIn is one entry of a request's mentions. Kind stays raw so an
 // explicit null can be told from an absent field.
 type mentionIn struct {

@@ -49,11 +49,12 @@ type chatBody struct {
 	} `json:"chat"`
 }
 
-// checkTitle validates a room title: CR, LF and NUL are rejected, and the
+// checkTitle validates a room title: invalid UTF-8 and control characters
+// (CR, LF and NUL as Band, and every other one too) are rejected, and the
 // trimmed title must be 1 to 120 characters. blank reports an empty one.
 func checkTitle(raw string) (title string, blank bool, e *apiError) {
-	if strings.ContainsAny(raw, "\r\n\x00") {
-		return "", false, errInvalid(codeValidation, "/chat/title", "must not contain line breaks or NUL")
+	if hasControl(raw) {
+		return "", false, errInvalid(codeValidation, "/chat/title", msgNoControl)
 	}
 	title = strings.TrimSpace(raw)
 	if title == "" {

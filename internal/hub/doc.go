@@ -98,6 +98,13 @@
 //     agent_id form works on the WebSocket only, as Band documents.
 //   - Cursor listings of rooms, agents and participants page in memory
 //     (they are small); message listings page in SQL by seq.
+//   - Band rejects CR, LF and NUL in titles; the hub rejects every control
+//     character (C0 including tab, DEL, C1) in room titles, agent names
+//     and user names (422 validation_error), since they reach terminals
+//     verbatim. A request body that is not valid UTF-8 is 400 invalid_json
+//     (encoding/json would otherwise replace the bad bytes silently);
+//     bodies are at most 1 MiB (413 payload_too_large) and JSON nesting
+//     deeper than 10,000 is invalid_json.
 //
 // # Not implemented
 //

@@ -20,6 +20,11 @@ var (
 	// ErrUnavailable marks a dependency that is down or not yet ready; the
 	// same call may succeed later.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrStorageFull marks a write that the local disk refused: it is full,
+	// a file reached its size limit, or the data directory is read-only or
+	// gone. Nothing of the write was kept; the same call may succeed once
+	// there is room again.
+	ErrStorageFull = errors.New("storage full or not writable")
 	// ErrStopping marks work refused or cut short because the daemon is
 	// shutting down. It is the cancellation cause of a graceful stop.
 	ErrStopping = errors.New("stopping")

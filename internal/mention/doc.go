@@ -24,9 +24,12 @@
 // handle (with or without its own leading '@') or a display name,
 // case-insensitively; it must end at the end of the text or before a rune
 // that is not a letter, digit, '_', '-' or '/' (so "@alice" does not match
-// inside "@alice/bot"); the longest match wins. Handles and names that
-// contain '@' or "[[" are never matched as text, so a rewrite can never cut
-// into an existing token.
+// inside "@alice/bot"); the longest match wins. Case is folded rune by
+// rune (simple folding, as strings.EqualFold). Handles and names that
+// contain '@' or "[[", or are not valid UTF-8, are never matched as text,
+// so a rewrite can never cut into an existing token. Matching goes through
+// a trie of the folded texts: its cost grows with the content's length
+// and the longest text, not with the number of participants mentioned.
 //
 // Invariants, checked by the fuzz targets: after Normalize every mentioned
 // id has at least one token, and exactly one when the input had none;

@@ -98,23 +98,17 @@ func Render(content string, lookup func(id string) (handle string, ok bool)) str
 	return b.String()
 }
 
-// target is a Target prepared for matching.
-type target struct {
-	id    string
-	cands []string // texts that may follow '@', longest first not required
-}
-
 // Normalize rewrites content into Band's stored form for a message that
 // mentions the given participants. See the package doc for the rules.
 // Targets whose id is not a UUID are ignored, and repeated ids count once.
 func Normalize(content string, mentioned []Target) string {
-	targets := prepare(mentioned)
+	targets, match := prepare(mentioned)
 	if len(targets) == 0 {
 		return content
 	}
 	byID := make(map[string]int, len(targets))
-	for k, t := range targets {
-		byID[t.id] = k
+	for k, id := range targets {
+		byID[id] = k
 	}
 	// Pass one: a participant that already has a token is referenced, even
 	// if a textual span for it comes first.
@@ -142,7 +136,7 @@ func Normalize(content string, mentioned []Target) string {
 			i++
 			continue
 		}
-		k, n := longestMatch(content, i+1, targets)
+		k, n := match.longest(content, i+1)
 		if k < 0 {
 			i++
 			continue
@@ -150,15 +144,15 @@ func Normalize(content string, mentioned []Target) string {
 		if !referenced[k] {
 			referenced[k] = true
 			b.WriteString(content[last:i])
-			b.WriteString(Token(targets[k].id))
+			b.WriteString(Token(targets[k]))
 			last = i + 1 + n
 		}
 		i += 1 + n
 	}
 	var prefix strings.Builder
-	for k, t := range targets {
+	for k, id := range targets {
 		if !referenced[k] {
-			prefix.WriteString(Token(t.id))
+			prefix.WriteString(Token(id))
 			prefix.WriteByte(' ')
 		}
 	}
@@ -166,45 +160,98 @@ func Normalize(content string, mentioned []Target) string {
 	return prefix.String() + b.String()
 }
 
-// prepare dedupes targets by id and collects the texts that refer to each.
-func prepare(mentioned []Target) []target {
-	out := make([]target, 0, len(mentioned))
+// matcher finds the longest candidate text (a handle or display name)
+// that starts at a position of the content. It is a trie over case-folded
+// runes, so a lookup costs the length of the longest candidate whatever
+// the number of targets: a message mentioning thousands of participants
+// stays linear in its length.
+type matcher struct {
+	nodes []trieNode
+}
+
+type trieNode struct {
+	next   map[rune]int32
+	target int // index of the first target whose text ends here, or -1
+}
+
+// foldRune maps r to the smallest rune of its simple case-folding orbit,
+// so two runes fold to the same value exactly when strings.EqualFold
+// holds for them.
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+func (m *matcher) add(text string, target int) {
+	if len(m.nodes) == 0 {
+		m.nodes = append(m.nodes, trieNode{target: -1})
+	}
+	n := int32(0)
+	for _, r := range text {
+		r = foldRune(r)
+		child, ok := m.nodes[n].next[r]
+		if !ok {
+			if m.nodes[n].next == nil {
+				m.nodes[n].next = map[rune]int32{}
+			}
+			child = int32(len(m.nodes))
+			m.nodes[n].next[r] = child
+			m.nodes = append(m.nodes, trieNode{target: -1})
+		}
+		n = child
+	}
+	if m.nodes[n].target < 0 {
+		m.nodes[n].target = target // the first target given wins a tie
+	}
+}
+
+// longest returns the target whose text matches content[j:] longest,
+// ending on a boundary, and the length in bytes of the matched span; or
+// -1.
+func (m *matcher) longest(content string, j int) (int, int) {
+	best, bestLen := -1, 0
+	if len(m.nodes) == 0 {
+		return best, bestLen
+	}
+	n := int32(0)
+	for i := j; i < len(content); {
+		r, size := utf8.DecodeRuneInString(content[i:])
+		child, ok := m.nodes[n].next[foldRune(r)]
+		if !ok {
+			break
+		}
+		n, i = child, i+size
+		if t := m.nodes[n].target; t >= 0 && boundaryAfter(content, i) {
+			best, bestLen = t, i-j
+		}
+	}
+	return best, bestLen
+}
+
+// prepare dedupes targets by id, returning their ids in order and a
+// matcher of the texts that refer to each.
+func prepare(mentioned []Target) ([]string, *matcher) {
+	ids := make([]string, 0, len(mentioned))
+	m := &matcher{}
 	seen := map[string]bool{}
-	for _, m := range mentioned {
-		parsed, err := jam.ParseUUID[jam.IdentityID](m.ID)
+	for _, t := range mentioned {
+		parsed, err := jam.ParseUUID[jam.IdentityID](t.ID)
 		id := string(parsed)
 		if err != nil || seen[id] {
 			continue
 		}
 		seen[id] = true
-		t := target{id: id}
-		for _, c := range []string{strings.TrimPrefix(m.Handle, "@"), m.Name} {
-			if c != "" && !strings.ContainsRune(c, '@') && !strings.Contains(c, "[[") {
-				t.cands = append(t.cands, c)
+		for _, c := range []string{strings.TrimPrefix(t.Handle, "@"), t.Name} {
+			if c != "" && utf8.ValidString(c) && !strings.ContainsRune(c, '@') && !strings.Contains(c, "[[") {
+				m.add(c, len(ids))
 			}
 		}
-		out = append(out, t)
+		ids = append(ids, id)
 	}
-	return out
-}
-
-// longestMatch finds the target whose text matches content[j:] longest,
-// ending on a boundary. It returns the target's index and the length of the
-// matched text, or -1.
-func longestMatch(content string, j int, targets []target) (int, int) {
-	best, bestLen := -1, 0
-	for k, t := range targets {
-		for _, c := range t.cands {
-			n := len(c)
-			if n <= bestLen || j+n > len(content) {
-				continue
-			}
-			if strings.EqualFold(content[j:j+n], c) && boundaryAfter(content, j+n) {
-				best, bestLen = k, n
-			}
-		}
-	}
-	return best, bestLen
+	return ids, m
 }
 
 // boundaryBefore reports whether an '@' at i may start a mention.

@@ -14,6 +14,19 @@
 // (jam.ErrLeaseLost) and discarded. A host whose process dies is replaced
 // with a higher generation; the turn it was running ends interrupted and
 // its message is queued again for the next turn.
+//
+// An Observer (the daemon's event publisher) sees every recorded
+// transition of a turn, and the turn's streamed output while it runs, in
+// batches: text chunks coalesce and go out every BatchInterval or
+// BatchBytes, tool calls and plans as they come, and the last batch before
+// the turn's end is recorded. The manager keeps recent turns' output in
+// memory for readers that join a turn midway (Output).
+//
+// A session's worktree can be archived (changes committed to its branch,
+// the directory removed, the branch kept), removed (directory and branch
+// deleted) and restored. A worktree operation and a running turn exclude
+// each other per session, and the turns of a session whose worktree is not
+// active wait, queued, until it is restored.
 package runtime
 
 import (
@@ -37,10 +50,12 @@ type Host interface {
 	// LoadSession resumes a session in a new process; jam.ErrNotImplemented
 	// when the agent cannot.
 	LoadSession(ctx context.Context, thread, dir string) error
-	// Prompt runs one turn and returns the agent's answer. When ctx ends
-	// first, the agent is asked to stop the turn, and Prompt returns its
-	// answer with the stop reason "cancelled".
-	Prompt(ctx context.Context, thread, text string) (Answer, error)
+	// Prompt runs one turn and returns the agent's answer. While it runs,
+	// the agent's streamed output goes to updates, in order, from
+	// Prompt's own goroutines and never after Prompt returns; updates may
+	// be nil. When ctx ends first, the agent is asked to stop the turn,
+	// and Prompt returns its answer with the stop reason "cancelled".
+	Prompt(ctx context.Context, thread, text string, updates func(Update)) (Answer, error)
 	// Exited is closed when the process has exited.
 	Exited() <-chan struct{}
 	// Pid is the process id, for the lease record.
@@ -74,6 +89,7 @@ type Store interface {
 	LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error
 	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error)
 	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error)
+	WorktreeSetState(ctx context.Context, p store.WorktreeSetStateParams) (store.Worktree, error)
 }
 
 // Settler settles the messages turns answer: the engine.
@@ -97,6 +113,13 @@ type Config struct {
 	// RetryDelay paces a session whose turn could not start (the agent
 	// would not launch). Default 2s.
 	RetryDelay time.Duration
+	// Observer sees turn transitions and output. Optional.
+	Observer Observer
+	// BatchInterval and BatchBytes pace a running turn's output: a batch
+	// goes to the Observer every BatchInterval, or as soon as it holds
+	// BatchBytes. Defaults 250ms and 4 KiB.
+	BatchInterval time.Duration
+	BatchBytes    int
 }
 
 // Manager runs the owned sessions of one workspace.
@@ -113,9 +136,23 @@ type Manager struct {
 	hosts   map[string]*lease         // guarded by mu: by holder
 	// active holds the cancel of each turn a worker has taken up, from
 	// before it leaves queued until it ends.
-	active  map[jam.TurnID]context.CancelCauseFunc // guarded by mu
-	stopped bool                                   // guarded by mu
+	active map[jam.TurnID]context.CancelCauseFunc // guarded by mu
+	// busy names what holds each session: a worker running its turns
+	// (holdTurn) or a worktree operation (holdWorktree). The two exclude
+	// each other.
+	busy    map[jam.SessionID]string // guarded by mu
+	stopped bool                     // guarded by mu
+	// outputs keeps the output of recent turns; outputOrder is their
+	// order, oldest first.
+	outputs     map[jam.TurnID]*transcript // guarded by mu
+	outputOrder []jam.TurnID               // guarded by mu
 }
+
+// What holds a session (Manager.busy).
+const (
+	holdTurn     = "turn"
+	holdWorktree = "worktree"
+)
 
 // errCancelledByUser is the cause of a turn's context cancelled by Cancel.
 var errCancelledByUser = errors.New("turn cancelled by user")
@@ -148,9 +185,19 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = 2 * time.Second
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	if cfg.BatchInterval <= 0 {
+		cfg.BatchInterval = defaultBatchInterval
+	}
+	if cfg.BatchBytes <= 0 {
+		cfg.BatchBytes = defaultBatchBytes
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Logger.With("component", "runtime"), ctx: ctx, cancel: cancel,
-		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, active: map[jam.TurnID]context.CancelCauseFunc{}}, nil
+		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, active: map[jam.TurnID]context.CancelCauseFunc{},
+		busy: map[jam.SessionID]string{}, outputs: map[jam.TurnID]*transcript{}}, nil
 }
 
 // Start recovers after a restart: a turn that was active when the daemon
@@ -170,7 +217,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		for _, t := range turns {
 			switch {
 			case t.State.Active():
-				if err := m.interrupt(ctx, t, jam.ReasonDaemonRestarted); err != nil {
+				if err := m.interrupt(ctx, s, t, jam.ReasonDaemonRestarted); err != nil {
 					return err
 				}
 				pending = true
@@ -218,16 +265,55 @@ func (m *Manager) Deliver(ctx context.Context, d engine.Delivery) error {
 			return nil
 		}
 	}
-	if _, err := m.enqueue(ctx, d.Binding.SessionID, d.Row.MessageID); err != nil {
+	s, err := m.cfg.Store.SessionGet(ctx, m.cfg.Workspace, d.Binding.SessionID)
+	if err != nil {
+		return err
+	}
+	if _, err := m.enqueue(ctx, s, d.Row.MessageID); err != nil {
 		return err
 	}
 	m.wakeSession(d.Binding.SessionID)
 	return nil
 }
 
-func (m *Manager) enqueue(ctx context.Context, session jam.SessionID, msg jam.PlatformMessageID) (store.Turn, error) {
-	return m.cfg.Store.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace,
-		SessionID: session, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: m.cfg.Now()})
+func (m *Manager) enqueue(ctx context.Context, s store.Session, msg jam.PlatformMessageID) (store.Turn, error) {
+	t, err := m.cfg.Store.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace,
+		SessionID: s.ID, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: m.cfg.Now()})
+	if err != nil {
+		return store.Turn{}, err
+	}
+	m.cfg.Observer.TurnMoved(TurnEvent{Turn: t, Peer: s.Peer, Room: s.Room})
+	return t, nil
+}
+
+// transition records a move of a turn of session s and tells the
+// Observer.
+func (m *Manager) transition(ctx context.Context, s store.Session, p store.TurnTransitionParams) (store.Turn, error) {
+	p.WorkspaceID = m.cfg.Workspace
+	t, err := m.cfg.Store.TurnTransition(ctx, p)
+	if err != nil {
+		return store.Turn{}, err
+	}
+	m.cfg.Observer.TurnMoved(TurnEvent{Turn: t, From: p.From, Peer: s.Peer, Room: s.Room})
+	return t, nil
+}
+
+// hold marks the session held by what (holdTurn or holdWorktree); false
+// when something else holds it.
+func (m *Manager) hold(id jam.SessionID, what string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.busy[id]; ok {
+		return false
+	}
+	m.busy[id] = what
+	return true
+}
+
+func (m *Manager) release(id jam.SessionID) {
+	m.mu.Lock()
+	delete(m.busy, id)
+	m.mu.Unlock()
 }
 
 // wakeSession makes sure the session's worker runs.
@@ -294,11 +380,26 @@ func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err 
 	if next == nil {
 		return false, nil
 	}
+	// A worktree operation in progress wakes the worker when it ends.
+	if !m.hold(id, holdTurn) {
+		return false, nil
+	}
+	defer m.release(id)
 	s, err := m.cfg.Store.SessionGet(ctx, m.cfg.Workspace, id)
 	if err != nil {
 		return false, err
 	}
-	return true, m.runTurn(ctx, s, *next)
+	wt, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, s.ID)
+	if err != nil {
+		return false, err
+	}
+	if wt.State != store.WorktreeActive {
+		// The session's turns wait until its worktree is restored, which
+		// wakes the worker.
+		m.log.Info("turn waits for the session's worktree", "session", id, "turn", next.ID, "worktree", wt.State)
+		return false, nil
+	}
+	return true, m.runTurn(ctx, s, wt, *next)
 }
 
 // Cancel cancels a turn: a queued turn ends cancelled at once; a turn a
@@ -319,7 +420,11 @@ func (m *Manager) Cancel(ctx context.Context, id jam.TurnID) error {
 	if t.State != jam.TurnQueued {
 		return fmt.Errorf("%w: turn %s is %s", jam.ErrConflict, id, t.State)
 	}
-	_, err = m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: id, From: jam.TurnQueued, To: jam.TurnCancelled,
+	s, err := m.cfg.Store.SessionGet(ctx, m.cfg.Workspace, t.SessionID)
+	if err != nil {
+		return err
+	}
+	_, err = m.transition(ctx, s, store.TurnTransitionParams{ID: id, From: jam.TurnQueued, To: jam.TurnCancelled,
 		Reason: jam.ReasonCancelledByUser, At: m.cfg.Now()})
 	return err
 }

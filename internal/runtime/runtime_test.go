@@ -23,13 +23,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeHost is an agent process that answers from a function.
 type fakeHost struct {
 	answer func(text string) (Answer, error)
+	// stream, when set, streams a turn's output before the answer.
+	stream func(text string, updates func(Update))
 	exited chan struct{}
 	once   sync.Once
 }
 
 func (h *fakeHost) NewSession(context.Context, string) (string, error) { return "thread-1", nil }
 func (h *fakeHost) LoadSession(context.Context, string, string) error  { return nil }
-func (h *fakeHost) Prompt(_ context.Context, _, text string) (Answer, error) {
+func (h *fakeHost) Prompt(_ context.Context, _, text string, updates func(Update)) (Answer, error) {
+	if h.stream != nil && updates != nil {
+		h.stream(text, updates)
+	}
 	return h.answer(text)
 }
 func (h *fakeHost) Cancel(string) error     { return nil }
@@ -209,7 +214,7 @@ func (h *gatedHost) NewSession(ctx context.Context, dir string) (string, error) 
 	return h.fakeHost.NewSession(ctx, dir)
 }
 
-func (h *gatedHost) Prompt(ctx context.Context, _, text string) (Answer, error) {
+func (h *gatedHost) Prompt(ctx context.Context, _, text string, _ func(Update)) (Answer, error) {
 	h.prompts <- text
 	<-ctx.Done()
 	return Answer{StopReason: "cancelled"}, nil

@@ -16,7 +16,7 @@ import (
 const noReply = "NO_REPLY"
 
 // runTurn runs one queued turn to its end.
-func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) error {
+func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktree, t store.Turn) error {
 	// Cancel reaches the turn through its context from before it leaves
 	// queued: a cancel racing the worker is never lost.
 	turnCtx, cancelTurn := context.WithCancelCause(ctx)
@@ -37,17 +37,13 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 	if err != nil {
 		return err
 	}
-	wt, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, s.ID)
-	if err != nil {
-		return err
-	}
 	l, err := m.hostFor(ctx, tmpl, s)
 	if err != nil {
 		return err
 	}
 	move := func(from, to jam.TurnState, reason string) error {
 		var err error
-		t, err = m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: from, To: to,
+		t, err = m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: from, To: to,
 			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()})
 		return err
 	}
@@ -65,7 +61,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 	}
 	thread, err := m.sessionOn(ctx, l, s, wt.Path)
 	if err != nil {
-		return m.endTurn(ctx, l, t, jam.ReasonHarnessError, err)
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, err)
 	}
 	msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
 	if err != nil {
@@ -80,7 +76,14 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 		return err
 	}
 	endWork := m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
-	ans, perr := l.host.Prompt(turnCtx, thread, prompt(msg))
+	running := t
+	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []Update) {
+		n := m.keepOutput(running.ID, batch)
+		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: n, Updates: batch})
+	})
+	ans, perr := l.host.Prompt(turnCtx, thread, prompt(msg), out.add)
+	// The output is out before the turn's end is recorded.
+	out.close()
 	decided()
 	endWork()
 	// With the answer in hand, the bookkeeping finishes even when the
@@ -88,12 +91,12 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 	stopping := ctx.Err() != nil && !byUser()
 	ctx = context.WithoutCancel(ctx)
 	if perr != nil {
-		return m.endTurn(ctx, l, t, jam.ReasonHarnessError, perr)
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr)
 	}
 	if ans.StopReason == "cancelled" && stopping {
 		// Cut short by the daemon's stop, not by a person: the message is
 		// answered by the next turn, after the restart.
-		return m.interrupt(ctx, t, jam.ReasonDaemonRestarted)
+		return m.interrupt(ctx, s, t, jam.ReasonDaemonRestarted)
 	}
 	if ans.StopReason == "cancelled" {
 		return cancelled(jam.TurnRunning)
@@ -115,7 +118,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, t store.Turn) er
 		if err := move(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed); err != nil {
 			return err
 		}
-		_, err := m.enqueue(ctx, s.ID, t.SourceMessageID)
+		_, err := m.enqueue(ctx, s, t.SourceMessageID)
 		return err
 	}
 	return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
@@ -134,26 +137,26 @@ func prompt(msg engine.InboxItem) string {
 // process died, the turn is interrupted, the lease ends, and the message is
 // queued again for the next turn (which gets a new lease); otherwise the
 // turn fails and settles nothing.
-func (m *Manager) endTurn(ctx context.Context, l *lease, t store.Turn, reason string, cause error) error {
+func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t store.Turn, reason string, cause error) error {
 	select {
 	case <-l.host.Exited():
 		m.dropHost(l)
-		if err := m.interrupt(ctx, t, jam.ReasonProcessExited); err != nil {
+		if err := m.interrupt(ctx, s, t, jam.ReasonProcessExited); err != nil {
 			return err
 		}
 		return nil
 	default:
 	}
 	m.log.Warn("turn failed", "turn", t.ID, "err", cause)
-	_, err := m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: t.State, To: jam.TurnFailed,
+	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnFailed,
 		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
 	return err
 }
 
 // interrupt ends an active turn whose process is gone, ends its lease if
 // still live, and queues its message again.
-func (m *Manager) interrupt(ctx context.Context, t store.Turn, reason string) error {
-	_, err := m.cfg.Store.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: m.cfg.Workspace, ID: t.ID, From: t.State, To: jam.TurnInterrupted,
+func (m *Manager) interrupt(ctx context.Context, s store.Session, t store.Turn, reason string) error {
+	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnInterrupted,
 		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
 	if err != nil {
 		return fmt.Errorf("interrupt turn %s: %w", t.ID, err)
@@ -164,7 +167,7 @@ func (m *Manager) interrupt(ctx context.Context, t store.Turn, reason string) er
 		}
 	}
 	if t.SourceMessageID != "" {
-		if _, err := m.enqueue(ctx, t.SessionID, t.SourceMessageID); err != nil {
+		if _, err := m.enqueue(ctx, s, t.SourceMessageID); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,9 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,4 +49,208 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return strings.TrimSpace(out.String()), err
+}
+
+// gitIdentity lets jam commit in a repository without a configured
+// identity, and without the user's hooks or signing.
+var gitIdentity = []string{"-c", "user.name=jam", "-c", "user.email=jam@localhost", "-c", "commit.gpgsign=false"}
+
+// Changes lists a worktree's uncommitted changes (git status --porcelain
+// lines; for a plain directory, its entries). None when the directory is
+// gone.
+func Changes(ctx context.Context, w store.Worktree) ([]string, error) {
+	if _, err := os.Stat(w.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if w.Repo == "" {
+		entries, err := os.ReadDir(w.Path)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, "?? "+e.Name())
+		}
+		return out, nil
+	}
+	out, err := git(ctx, w.Path, "status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return nil, fmt.Errorf("git status: %w: %s", err, out)
+	}
+	if out == "" {
+		return nil, nil
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// archiveWorktree commits the worktree's uncommitted changes to its branch
+// (so nothing is lost), then removes its directory; the branch stays.
+// Ignored files go with the directory.
+func archiveWorktree(ctx context.Context, w store.Worktree) error {
+	if w.Repo == "" {
+		return fmt.Errorf("%w: the worktree of %s is a plain directory without a repository; there is no branch to keep (remove it instead)", jam.ErrInvalid, w.SessionID)
+	}
+	changes, err := Changes(ctx, w)
+	if err != nil {
+		return err
+	}
+	if len(changes) > 0 {
+		if out, err := git(ctx, w.Path, "add", "--all"); err != nil {
+			return fmt.Errorf("git add: %w: %s", err, out)
+		}
+		args := append(append([]string{}, gitIdentity...), "commit", "--no-verify", "--quiet", "-m", "jam: uncommitted work of session "+string(w.SessionID)+" at archive")
+		if out, err := git(ctx, w.Path, args...); err != nil {
+			return fmt.Errorf("git commit: %w: %s", err, out)
+		}
+	}
+	return dropCheckout(ctx, w, true)
+}
+
+// dropCheckout removes a worktree's directory with git worktree remove
+// (forced: the caller has checked or saved the changes) and prunes the
+// repository's worktree records.
+func dropCheckout(ctx context.Context, w store.Worktree, force bool) error {
+	if _, err := os.Stat(w.Path); err == nil {
+		args := []string{"worktree", "remove"}
+		if force {
+			args = append(args, "--force")
+		}
+		if out, err := git(ctx, w.Repo, append(args, w.Path)...); err != nil {
+			return fmt.Errorf("git worktree remove: %w: %s", err, out)
+		}
+	}
+	if out, err := git(ctx, w.Repo, "worktree", "prune"); err != nil {
+		return fmt.Errorf("git worktree prune: %w: %s", err, out)
+	}
+	return nil
+}
+
+// removeWorktree deletes the worktree's directory and its branch. With
+// uncommitted changes it refuses (jam.ErrConflict) unless force.
+func removeWorktree(ctx context.Context, w store.Worktree, force bool) error {
+	changes, err := Changes(ctx, w)
+	if err != nil {
+		return err
+	}
+	if len(changes) > 0 && !force {
+		return fmt.Errorf("%w: the worktree of %s has %d uncommitted change(s) (%s); archive it to keep them, or remove with --force to discard them",
+			jam.ErrConflict, w.SessionID, len(changes), summary(changes))
+	}
+	if w.Repo == "" {
+		return os.RemoveAll(w.Path)
+	}
+	if err := dropCheckout(ctx, w, force); err != nil {
+		return err
+	}
+	if w.Branch != "" {
+		if _, err := git(ctx, w.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err == nil {
+			if out, err := git(ctx, w.Repo, "branch", "-D", w.Branch); err != nil {
+				return fmt.Errorf("git branch -D: %w: %s", err, out)
+			}
+		}
+	}
+	return nil
+}
+
+// restoreWorktree checks the worktree out again: its kept branch after an
+// archive, or a new branch from the repository's HEAD after a removal.
+func restoreWorktree(ctx context.Context, w store.Worktree) error {
+	if w.Repo == "" {
+		return os.MkdirAll(w.Path, 0o755)
+	}
+	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
+		return nil // restored before a crash kept us from recording it
+	}
+	if out, err := git(ctx, w.Repo, "worktree", "prune"); err != nil {
+		return fmt.Errorf("git worktree prune: %w: %s", err, out)
+	}
+	args := []string{"worktree", "add", w.Path, w.Branch}
+	if _, err := git(ctx, w.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
+		args = []string{"worktree", "add", "-b", w.Branch, w.Path}
+	}
+	if out, err := git(ctx, w.Repo, args...); err != nil {
+		return fmt.Errorf("git worktree add: %w: %s", err, out)
+	}
+	return nil
+}
+
+// summary shows the first few changes.
+func summary(changes []string) string {
+	const show = 3
+	s := strings.Join(changes[:min(show, len(changes))], ", ")
+	if len(changes) > show {
+		s += ", …"
+	}
+	return s
+}
+
+// ArchiveWorktree archives a session's worktree: its uncommitted changes
+// are committed to its branch, its directory is removed, the branch stays,
+// and the worktree is recorded archived. The session's turns wait (they
+// stay queued) until RestoreWorktree. Refused with jam.ErrConflict while
+// a turn of the session runs, or when the worktree is not active.
+func (m *Manager) ArchiveWorktree(ctx context.Context, session jam.SessionID) (store.Worktree, error) {
+	return m.worktreeOp(ctx, session, store.WorktreeActive, store.WorktreeArchived, archiveWorktree)
+}
+
+// RemoveWorktree deletes a session's worktree: its directory (git worktree
+// remove, then prune) and its branch, and records it removed. It refuses
+// with jam.ErrConflict while a turn of the session runs, or when the
+// worktree has uncommitted changes unless force. An archived worktree's
+// branch is deleted the same way. The session's turns wait until
+// RestoreWorktree gives it a new one.
+func (m *Manager) RemoveWorktree(ctx context.Context, session jam.SessionID, force bool) (store.Worktree, error) {
+	w, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, session)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	from := store.WorktreeActive
+	if w.State == store.WorktreeArchived {
+		from = store.WorktreeArchived
+	}
+	return m.worktreeOp(ctx, session, from, store.WorktreeRemoved, func(ctx context.Context, w store.Worktree) error {
+		return removeWorktree(ctx, w, force)
+	})
+}
+
+// RestoreWorktree makes an archived or removed worktree active again: the
+// archived branch is checked out at the same path, or a removed one is
+// made anew from the repository's HEAD. The session's waiting turns run.
+func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID) (store.Worktree, error) {
+	w, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, session)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	if w.State == store.WorktreeActive {
+		return store.Worktree{}, fmt.Errorf("%w: the worktree of %s is active", jam.ErrConflict, session)
+	}
+	return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, restoreWorktree)
+}
+
+// worktreeOp holds the session (no turn runs meanwhile), checks the
+// worktree is in from, runs op, and records to.
+func (m *Manager) worktreeOp(ctx context.Context, session jam.SessionID, from, to string, op func(context.Context, store.Worktree) error) (store.Worktree, error) {
+	if !m.hold(session, holdWorktree) {
+		return store.Worktree{}, fmt.Errorf("%w: session %s is busy: a turn is running or another worktree operation is under way (cancel the turn with jam turn cancel, or wait)", jam.ErrConflict, session)
+	}
+	defer func() {
+		m.release(session)
+		m.wakeSession(session)
+	}()
+	w, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, session)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	if w.State != from {
+		return store.Worktree{}, fmt.Errorf("%w: the worktree of %s is %s", jam.ErrConflict, session, w.State)
+	}
+	if err := op(ctx, w); err != nil {
+		return store.Worktree{}, fmt.Errorf("worktree of %s: %w", session, err)
+	}
+	w, err = m.cfg.Store.WorktreeSetState(context.WithoutCancel(ctx), store.WorktreeSetStateParams{WorkspaceID: m.cfg.Workspace, ID: w.ID, From: from, To: to, At: m.cfg.Now()})
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	m.log.Info("worktree "+to, "session", session, "worktree", w.ID, "path", w.Path, "branch", w.Branch)
+	return w, nil
 }

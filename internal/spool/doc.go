@@ -19,7 +19,11 @@
 // commit carried, so batches stay full instead of alternating between a
 // few early arrivals and the rest. A failed commit fails every push of its
 // batch — none is acknowledged, so the caller (and Band's replay) tries
-// again — and the next batch proceeds.
+// again — and the next batch proceeds. A commit the disk refused (full,
+// a file at its size limit, the data directory read-only) fails its
+// pushes with an error wrapping jam.ErrStorageFull; nothing of the batch
+// is kept, its capacity is returned, and the writer goes on, so pushes
+// succeed again as soon as there is room.
 //
 // Per peer the spool keeps a count of entries and bytes (the length of the
 // sealed message), loaded from the store at [Spool.Start] and adjusted on

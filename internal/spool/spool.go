@@ -212,7 +212,8 @@ func (s *Spool) Stop(ctx context.Context) error {
 // byte bound, Push waits until Release frees room or ctx ends; it never
 // drops e. appended=false means a duplicate: e's message is already
 // spooled, queued or settled for its peer (not an error). An invalid entry
-// is jam.ErrInvalid; a push during or after Stop wraps jam.ErrStopping;
+// is jam.ErrInvalid; a commit the disk refused wraps jam.ErrStorageFull
+// (e was not kept); a push during or after Stop wraps jam.ErrStopping;
 // before Start, jam.ErrUnavailable. If ctx ends after the entry reached the
 // writer, Push returns ctx's error and the entry may or may not have been
 // committed; pushing it again is safe.

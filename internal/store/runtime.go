@@ -67,6 +67,11 @@ type Runtime interface {
 	WorktreePut(ctx context.Context, w Worktree) (Worktree, error)
 	// WorktreeForSession returns a session's worktree.
 	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (Worktree, error)
+	// WorktreeList returns the workspace's worktrees, oldest first.
+	WorktreeList(ctx context.Context, ws jam.WorkspaceID) ([]Worktree, error)
+	// WorktreeSetState moves a worktree from one state to another; a
+	// worktree not in From is jam.ErrConflict.
+	WorktreeSetState(ctx context.Context, p WorktreeSetStateParams) (Worktree, error)
 }
 
 // TemplateConfig is the desired (or effective) configuration of one agent
@@ -204,12 +209,23 @@ type LeaseAcquireParams struct {
 	At          time.Time
 }
 
-// Worktree states.
+// Worktree states. An active worktree is checked out and used by its
+// session's turns; an archived one has no directory but keeps its branch;
+// a removed one has neither. Turns of a session whose worktree is not
+// active wait until it is restored.
 const (
 	WorktreeActive   = "active"
 	WorktreeArchived = "archived"
 	WorktreeRemoved  = "removed"
 )
+
+// WorktreeSetStateParams move a worktree between states.
+type WorktreeSetStateParams struct {
+	WorkspaceID jam.WorkspaceID
+	ID          jam.WorktreeID
+	From, To    string
+	At          time.Time
+}
 
 // Worktree is a session's working tree.
 type Worktree struct {

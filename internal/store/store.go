@@ -18,6 +18,8 @@ type Store interface {
 	Runtime
 	Events
 	RoomCache // the human room feed's cache and attention items
+	// Quarantine keeps spool and queue records that can no longer be read.
+	Quarantine
 
 	// Info describes the open store.
 	Info(ctx context.Context) (Info, error)

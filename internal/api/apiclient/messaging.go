@@ -141,3 +141,11 @@ func (c *Client) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult,
 	err := c.do(ctx, request{method: http.MethodPost, path: "/v1/send", body: r}, &out)
 	return out, err
 }
+
+// Quarantine lists the records taken out of the inbound pipeline because
+// they could no longer be read.
+func (c *Client) Quarantine(ctx context.Context) ([]wire.QuarantinedRecord, error) {
+	var out wire.QuarantineList
+	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/quarantine"}, &out)
+	return out.Records, err
+}

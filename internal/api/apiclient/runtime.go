@@ -32,3 +32,39 @@ func (c *Client) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 func (c *Client) CancelTurn(ctx context.Context, turn string) error {
 	return c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/turns/%s/cancel", turn)}, nil)
 }
+
+// TurnOutput returns what a turn streamed, as far as the daemon keeps it.
+func (c *Client) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
+	var out wire.TurnOutput
+	err := c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/turns/%s/output", turn)}, &out)
+	return out, err
+}
+
+// Worktrees lists the sessions' worktrees.
+func (c *Client) Worktrees(ctx context.Context) ([]wire.Worktree, error) {
+	var out wire.Worktrees
+	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/worktrees"}, &out)
+	return out.Worktrees, err
+}
+
+// WorktreeArchive archives a session's worktree: its changes are committed
+// to its branch, which stays; its directory goes.
+func (c *Client) WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error) {
+	var out wire.Worktree
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/worktrees/%s/archive", session)}, &out)
+	return out, err
+}
+
+// WorktreeRemove deletes a session's worktree and its branch.
+func (c *Client) WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+	var out wire.Worktree
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/worktrees/%s/remove", session), body: r}, &out)
+	return out, err
+}
+
+// WorktreeRestore checks a session's archived or removed worktree out again.
+func (c *Client) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
+	var out wire.Worktree
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/worktrees/%s/restore", session)}, &out)
+	return out, err
+}

@@ -36,6 +36,14 @@ type Backend struct {
 	TurnsFunc       func(ctx context.Context, session string) ([]wire.Turn, error)
 	CancelTurnFunc  func(ctx context.Context, turn string) error
 	AgentConfigFunc func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
+	TurnOutputFunc  func(ctx context.Context, turn string) (wire.TurnOutput, error)
+	// Worktrees.
+	WorktreesFunc       func(ctx context.Context) ([]wire.Worktree, error)
+	WorktreeArchiveFunc func(ctx context.Context, session string) (wire.Worktree, error)
+	WorktreeRemoveFunc  func(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error)
+	WorktreeRestoreFunc func(ctx context.Context, session string) (wire.Worktree, error)
+	// Quarantine.
+	QuarantineFunc func(ctx context.Context) ([]wire.QuarantinedRecord, error)
 
 	// The human room feed's methods (rooms.go).
 	RoomMessagesFunc     func(ctx context.Context, room, account string, limit int) (wire.RoomMessages, error)

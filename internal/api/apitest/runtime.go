@@ -33,3 +33,45 @@ func (f Backend) CancelTurn(ctx context.Context, turn string) error {
 	}
 	return f.CancelTurnFunc(ctx, turn)
 }
+
+func (f Backend) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
+	if f.TurnOutputFunc == nil {
+		return wire.TurnOutput{}, ErrUnset
+	}
+	return f.TurnOutputFunc(ctx, turn)
+}
+
+func (f Backend) Worktrees(ctx context.Context) ([]wire.Worktree, error) {
+	if f.WorktreesFunc == nil {
+		return nil, ErrUnset
+	}
+	return f.WorktreesFunc(ctx)
+}
+
+func (f Backend) WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error) {
+	if f.WorktreeArchiveFunc == nil {
+		return wire.Worktree{}, ErrUnset
+	}
+	return f.WorktreeArchiveFunc(ctx, session)
+}
+
+func (f Backend) WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+	if f.WorktreeRemoveFunc == nil {
+		return wire.Worktree{}, ErrUnset
+	}
+	return f.WorktreeRemoveFunc(ctx, session, r)
+}
+
+func (f Backend) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
+	if f.WorktreeRestoreFunc == nil {
+		return wire.Worktree{}, ErrUnset
+	}
+	return f.WorktreeRestoreFunc(ctx, session)
+}
+
+func (f Backend) Quarantine(ctx context.Context) ([]wire.QuarantinedRecord, error) {
+	if f.QuarantineFunc == nil {
+		return nil, ErrUnset
+	}
+	return f.QuarantineFunc(ctx)
+}

@@ -24,15 +24,21 @@ type AgentConfigRequest struct {
 
 // Session is an owned agent's conversation in one room.
 type Session struct {
-	ID             string    `json:"id"`
-	Agent          string    `json:"agent"`
-	Room           string    `json:"room"`
-	Template       string    `json:"template"`
-	Lifecycle      string    `json:"lifecycle"`
-	ProviderThread string    `json:"provider_thread,omitempty"`
-	Worktree       string    `json:"worktree,omitempty"`
-	Branch         string    `json:"branch,omitempty"`
-	Created        time.Time `json:"created_at"`
+	ID             string `json:"id"`
+	Agent          string `json:"agent"`
+	Room           string `json:"room"`
+	Template       string `json:"template"`
+	Lifecycle      string `json:"lifecycle"`
+	ProviderThread string `json:"provider_thread,omitempty"`
+	Worktree       string `json:"worktree,omitempty"`
+	Branch         string `json:"branch,omitempty"`
+	// WorktreeState is active, archived or removed; turns wait while it
+	// is not active.
+	WorktreeState string `json:"worktree_state,omitempty"`
+	// CurrentTurn is the active turn, else the oldest queued one.
+	CurrentTurn      string    `json:"current_turn,omitempty"`
+	CurrentTurnState string    `json:"current_turn_state,omitempty"`
+	Created          time.Time `json:"created_at"`
 }
 
 // Sessions is the body of GET /v1/sessions.
@@ -51,9 +57,73 @@ type Turn struct {
 	LeaseGeneration int64     `json:"lease_generation,omitempty"`
 	Created         time.Time `json:"created_at"`
 	Updated         time.Time `json:"updated_at"`
+	// Started is when the turn started running; Ended when it ended.
+	Started time.Time `json:"started_at,omitzero"`
+	Ended   time.Time `json:"ended_at,omitzero"`
 }
 
 // Turns is the body of GET /v1/sessions/{session}/turns.
 type Turns struct {
 	Turns []Turn `json:"turns"`
+}
+
+// TurnUpdate is one piece of a running turn's streamed output: kind
+// "text" (the answer) or "thought" with text, "tool_call" or
+// "tool_call_update" with the tool call's fields, or "plan" with the
+// whole plan.
+type TurnUpdate struct {
+	Kind       string      `json:"kind"`
+	Text       string      `json:"text,omitempty"`
+	ToolCallID string      `json:"tool_call_id,omitempty"`
+	Title      string      `json:"title,omitempty"`
+	ToolKind   string      `json:"tool_kind,omitempty"`
+	Status     string      `json:"status,omitempty"`
+	Plan       []PlanEntry `json:"plan,omitempty"`
+}
+
+// PlanEntry is one step of an agent's plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority,omitempty"`
+	Status   string `json:"status,omitempty"`
+}
+
+// TurnOutput is the body of GET /v1/turns/{turn}/output: what the turn
+// streamed, as far as the daemon keeps it (recent turns of this run, up to
+// a bound). Batches is how many turn.update events it covers: apply only
+// events with a higher batch.
+type TurnOutput struct {
+	Turn    string       `json:"turn"`
+	Kept    bool         `json:"kept"`
+	Batches int          `json:"batches"`
+	Updates []TurnUpdate `json:"updates"`
+	// Truncated: later output was not kept.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Worktree is a session's working tree. State is active (checked out),
+// archived (directory removed, branch kept) or removed.
+type Worktree struct {
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Agent   string `json:"agent"`
+	Room    string `json:"room"`
+	Repo    string `json:"repo,omitempty"`
+	Path    string `json:"path"`
+	Branch  string `json:"branch,omitempty"`
+	State   string `json:"state"`
+	// Changes counts uncommitted changes of an active worktree.
+	Changes int       `json:"changes"`
+	Updated time.Time `json:"updated_at"`
+}
+
+// Worktrees is the body of GET /v1/worktrees.
+type Worktrees struct {
+	Worktrees []Worktree `json:"worktrees"`
+}
+
+// WorktreeRemoveRequest is the body of POST /v1/worktrees/{session}/remove.
+type WorktreeRemoveRequest struct {
+	// Force discards uncommitted changes.
+	Force bool `json:"force,omitempty"`
 }

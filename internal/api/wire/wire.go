@@ -34,6 +34,7 @@ const (
 	CodeNotImplemented   Code = "not_implemented"
 	CodeUnavailable      Code = "unavailable"
 	CodeStopping         Code = "stopping"
+	CodeStorageFull      Code = "storage_full"
 )
 
 // Codes lists the catalogue.
@@ -41,6 +42,7 @@ var Codes = []Code{
 	CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
 	CodeMethodNotAllowed, CodeAlreadyExists, CodeConflict, CodeLeaseLost,
 	CodePayloadTooLarge, CodeInternal, CodeNotImplemented, CodeUnavailable, CodeStopping,
+	CodeStorageFull,
 }
 
 // ErrorBody is the envelope of every error response.
@@ -82,6 +84,9 @@ type StoreStatus struct {
 	Driver        string `json:"driver"`
 	Location      string `json:"location"`
 	SchemaVersion int    `json:"schema_version"`
+	// Error is the last write the disk refused (full or not writable),
+	// while it lasts; empty when the store writes normally.
+	Error string `json:"error,omitempty"`
 }
 
 // WorkspaceStatus names the daemon's default workspace.

@@ -38,6 +38,10 @@ func TestDecode(t *testing.T) {
 		{name: "invalid utf8", in: "[null,null,\"t\xff\",\"e\",{}]", wantErr: "not valid UTF-8"},
 		{name: "oversize", in: `[null,null,"t","e","` + strings.Repeat("x", phoenix.MaxFrameBytes) + `"]`, wantErr: "exceeds"},
 		{name: "truncated", in: `[null,null,"t","e",{`, wantErr: "want a JSON array"},
+		{name: "100k nested arrays", in: strings.Repeat("[", 100000) + strings.Repeat("]", 100000), wantErr: "exceeded max depth"},
+		{name: "nested payload", in: `[null,null,"t","e",` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `]`, wantErr: "exceeded max depth"},
+		{name: "raw control character", in: "[null,null,\"t\x1b\",\"e\",{}]", wantErr: "invalid character"},
+		{name: "escaped control character", in: `[null,null,"t\u001b","e",{}]`, want: phoenix.Frame{Topic: "t\x1b", Event: "e", Payload: json.RawMessage(`{}`)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -273,7 +273,10 @@ func scanQueueRow(row scanner) (store.QueueRow, error) {
 	err := row.Scan(&r.WorkspaceID, &r.Peer.Profile, &r.Peer.Scope, &r.MessageID, &r.Seq, &r.Room, &r.Binding,
 		&r.SenderID, &r.AddressedToUser, &r.Sealed, &r.State, &r.Attempts, &received, &claimed, &delivered)
 	if err != nil {
-		return store.QueueRow{}, err
+		return store.QueueRow{}, corruptScan("queue", err)
+	}
+	if len(r.Sealed) == 0 {
+		return store.QueueRow{}, fmt.Errorf("%w: queued message %s: sealed message is empty", store.ErrCorrupt, r.MessageID)
 	}
 	r.ReceivedAt = fromMicros(received)
 	r.ClaimedAt = fromNullMicros(claimed)

@@ -58,6 +58,9 @@ WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
 	worktreeUpsert  = `INSERT INTO worktrees (` + worktreeColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET path = excluded.path, branch = excluded.branch, state = excluded.state, updated_at = excluded.updated_at`
 	worktreeOfSession = `SELECT ` + worktreeColumns + ` FROM worktrees WHERE workspace_id = ? AND session_id = ?`
+	worktreeByID      = `SELECT ` + worktreeColumns + ` FROM worktrees WHERE workspace_id = ? AND id = ?`
+	worktreeAll       = `SELECT ` + worktreeColumns + ` FROM worktrees WHERE workspace_id = ? ORDER BY created_at, id`
+	worktreeSetState  = `UPDATE worktrees SET state = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND state = ?`
 )
 
 // notFoundAs maps sql.ErrNoRows to jam.ErrNotFound with a description.
@@ -547,8 +550,8 @@ func (s *Store) WorktreePut(ctx context.Context, w store.Worktree) (store.Worktr
 	if err == nil {
 		err = validateTime("created at", w.CreatedAt)
 	}
-	if err == nil && w.State != store.WorktreeActive && w.State != store.WorktreeArchived && w.State != store.WorktreeRemoved {
-		err = fmt.Errorf("%w: worktree state %q", jam.ErrInvalid, w.State)
+	if err == nil {
+		err = validWorktreeState(w.State)
 	}
 	if err != nil {
 		return store.Worktree{}, fmt.Errorf("worktree put: %w", err)
@@ -568,12 +571,60 @@ func (s *Store) WorktreePut(ctx context.Context, w store.Worktree) (store.Worktr
 
 // WorktreeForSession implements [store.Runtime].
 func (s *Store) WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error) {
-	var w store.Worktree
-	var created, updated int64
-	err := s.reader.QueryRowContext(ctx, worktreeOfSession, ws, session).Scan(&w.ID, &w.WorkspaceID, &w.SessionID, &w.Repo, &w.Path, &w.Branch, &w.State, &created, &updated)
+	w, err := scanWorktree(s.reader.QueryRowContext(ctx, worktreeOfSession, ws, session))
 	if err != nil {
 		return store.Worktree{}, fmt.Errorf("worktree of %s: %w", session, notFoundAs(err, "no worktree"))
 	}
-	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return w, nil
+}
+
+// WorktreeList implements [store.Runtime].
+func (s *Store) WorktreeList(ctx context.Context, ws jam.WorkspaceID) ([]store.Worktree, error) {
+	out, err := queryAll(ctx, s.reader, scanWorktree, worktreeAll, ws)
+	if err != nil {
+		return nil, fmt.Errorf("worktree list: %w", err)
+	}
+	return out, nil
+}
+
+// WorktreeSetState implements [store.Runtime].
+func (s *Store) WorktreeSetState(ctx context.Context, p store.WorktreeSetStateParams) (store.Worktree, error) {
+	err := validateTime("time", p.At)
+	if err == nil {
+		err = validWorktreeState(p.From)
+	}
+	if err == nil {
+		err = validWorktreeState(p.To)
+	}
+	if err != nil {
+		return store.Worktree{}, fmt.Errorf("worktree %s: %w", p.ID, err)
+	}
+	res, err := s.writer.ExecContext(ctx, worktreeSetState, p.To, p.At.UnixMicro(), p.WorkspaceID, p.ID, p.From)
+	if err != nil {
+		return store.Worktree{}, fmt.Errorf("worktree %s: %w", p.ID, err)
+	}
+	w, gerr := scanWorktree(s.reader.QueryRowContext(ctx, worktreeByID, p.WorkspaceID, p.ID))
+	if gerr != nil {
+		return store.Worktree{}, fmt.Errorf("worktree %s: %w", p.ID, notFoundAs(gerr, "no such worktree"))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.Worktree{}, fmt.Errorf("worktree %s %s→%s: %w: it is %s", p.ID, p.From, p.To, jam.ErrConflict, w.State)
+	}
+	return w, nil
+}
+
+func validWorktreeState(state string) error {
+	switch state {
+	case store.WorktreeActive, store.WorktreeArchived, store.WorktreeRemoved:
+		return nil
+	}
+	return fmt.Errorf("%w: worktree state %q", jam.ErrInvalid, state)
+}
+
+func scanWorktree(row scanner) (store.Worktree, error) {
+	var w store.Worktree
+	var created, updated int64
+	err := row.Scan(&w.ID, &w.WorkspaceID, &w.SessionID, &w.Repo, &w.Path, &w.Branch, &w.State, &created, &updated)
+	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return w, err
 }

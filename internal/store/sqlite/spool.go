@@ -747,7 +747,11 @@ func scanSpoolEntry(row scanner) (store.SpoolEntry, error) {
 	var received int64
 	err := row.Scan(&e.Seq, &e.WorkspaceID, &e.Peer.Profile, &e.Peer.Scope, &e.Room, &e.MessageID, &e.Sealed, &received)
 	if err != nil {
-		return store.SpoolEntry{}, err
+		return store.SpoolEntry{}, corruptScan("spool", err)
+	}
+	if len(e.Sealed) == 0 {
+		// The engine cannot even try to open it; see quarantine.go.
+		return store.SpoolEntry{}, fmt.Errorf("%w: spool entry %d: sealed message is empty", store.ErrCorrupt, e.Seq)
 	}
 	e.ReceivedAt = fromMicros(received)
 	return e, nil

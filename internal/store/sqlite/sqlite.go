@@ -286,7 +286,8 @@ func (s *Store) Check(ctx context.Context) error {
 // inTx runs fn in one transaction on db and commits if fn succeeds. On the
 // writer the transaction is IMMEDIATE, so fn's reads see no concurrent
 // writes until it commits.
-func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) (err error) {
+	defer func() { err = storageFault(err) }()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -392,6 +392,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	exerciseRoomCache(t, open)
 	exerciseRetirement(t, open)
 	exerciseRuntime(t, open)
+	exerciseQuarantine(t, open)
 }
 
 func ensureErr(ctx context.Context, st store.Store, p store.WorkspaceEnsureParams) error {

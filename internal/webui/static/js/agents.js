@@ -7,6 +7,7 @@ import { get } from './api.js';
 import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle, presenceOf } from './state.js';
 import { renderContent } from './mention.js';
+import { loadSessions, ACTIVE } from './sessions.js';
 
 // cell holds its content in one element: on a phone a row becomes a
 // grid of label and content.
@@ -43,13 +44,18 @@ export function mountAgents(main) {
       unroutedList)));
 
   let unrouted = [];
+  // sessionCount: peer -> {n, working}, for owned agents.
+  let sessionCount = new Map();
 
   function render() {
     if (!state.agents.length) {
       tableBody.replaceChildren(h('tr', null, h('td', { colspan: '5', class: 'empty' }, 'No agents yet. Add one with jam agent add NAME.')));
     } else {
       tableBody.replaceChildren(...state.agents.map((a) => h('tr', { dataset: { peer: a.peer } },
-        cell('Agent', h('div', { class: 'who' }, h('strong', null, a.name || a.handle)), h('div', { class: 'sub' }, `@${a.handle}`), h('div', { class: 'peer' }, a.peer)),
+        cell('Agent', h('div', { class: 'who' }, h('strong', null, a.name || a.handle)), h('div', { class: 'sub' }, `@${a.handle}`), h('div', { class: 'peer' }, a.peer),
+          sessionCount.has(a.peer) ? h('div', null, h('a', { href: `#/agents/${encodeURIComponent(a.peer)}`, dataset: { sessions: a.peer } },
+            `${sessionCount.get(a.peer).n} session${sessionCount.get(a.peer).n === 1 ? '' : 's'}`,
+            sessionCount.get(a.peer).working ? ` · ${sessionCount.get(a.peer).working} working` : '')) : null),
         cell('Socket', presenceChip(state.presence.get(a.peer) || a.state)),
         num('Queued', a.queued || 0),
         num('Unrouted', a.unrouted || 0),
@@ -77,12 +83,20 @@ export function mountAgents(main) {
 
   async function load() {
     try {
-      const [, inbox] = await Promise.all([
+      const [, inbox, sessions] = await Promise.all([
         loadAgents(),
         get('/v1/inbox', { unrouted: 'true' }),
+        loadSessions().catch(() => []),
         state.rooms.size ? null : loadRooms().catch(() => {}),
       ]);
       unrouted = (inbox && inbox.messages) || [];
+      sessionCount = new Map();
+      for (const s of sessions) {
+        const c = sessionCount.get(s.agent) || { n: 0, working: 0 };
+        c.n++;
+        if (ACTIVE.has(s.current_turn_state)) c.working++;
+        sessionCount.set(s.agent, c);
+      }
       err.replaceChildren();
       render();
     } catch (e) {
@@ -96,6 +110,7 @@ export function mountAgents(main) {
     on('rooms', render),
     feed.on('event', (ev) => {
       if (ev.kind.startsWith('message.') || ev.kind.startsWith('room.retired') || ev.kind.startsWith('room.restored')) reload();
+      else if (ev.kind.startsWith('turn.') && ev.kind !== 'turn.update') reload();
     }),
     feed.on('resync', load),
   ];

@@ -10,6 +10,7 @@ import { mountSidebar, mountRooms } from './rooms.js';
 import { mountRoom } from './room.js';
 import { mountAgents } from './agents.js';
 import { mountStatus } from './status.js';
+import { mountAgentSessions, mountSession } from './sessions.js';
 
 const main = document.getElementById('main');
 const conn = document.getElementById('conn');
@@ -17,8 +18,10 @@ const sidebar = mountSidebar(document.getElementById('sidebar'));
 
 const routes = [
   { re: /^#\/?$/, name: 'rooms', title: 'Rooms', mount: mountRooms },
-  { re: /^#\/rooms\/([^/?#]+)$/, name: 'room', title: 'Room', mount: (el, m) => mountRoom(el, { id: decodeURIComponent(m[1]) }) },
+  { re: /^#\/rooms\/([^/?#]+)(?:\/messages\/([^/?#]+))?$/, name: 'room', title: 'Room', mount: (el, m) => mountRoom(el, { id: decodeURIComponent(m[1]), focus: m[2] ? decodeURIComponent(m[2]) : null }) },
   { re: /^#\/agents$/, name: 'agents', title: 'Agents', mount: mountAgents },
+  { re: /^#\/agents\/([^/?#]+)$/, name: 'agent-sessions', title: 'Sessions', mount: (el, m) => mountAgentSessions(el, { peer: decodeURIComponent(m[1]) }) },
+  { re: /^#\/sessions\/([^/?#]+)(?:\/turns\/([^/?#]+))?$/, name: 'session', title: 'Session', mount: (el, m) => mountSession(el, { id: decodeURIComponent(m[1]), turn: m[2] ? decodeURIComponent(m[2]) : null }) },
   { re: /^#\/status$/, name: 'status', title: 'Status', mount: mountStatus },
 ];
 
@@ -47,7 +50,8 @@ function route() {
     view = r.mount(main, m);
   }
   for (const a of document.querySelectorAll('[data-nav]')) {
-    const on = a.dataset.nav === (r && r.name === 'room' ? 'rooms' : r && r.name);
+    const section = { room: 'rooms', 'agent-sessions': 'agents', session: 'agents' };
+    const on = a.dataset.nav === (r && (section[r.name] || r.name));
     if (on) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }

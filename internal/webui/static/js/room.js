@@ -7,6 +7,7 @@ import { feed } from './events.js';
 import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, isWorking, pendingFor, roomPath } from './state.js';
 import { renderContent, plainContent, Completion } from './mention.js';
 import { markRead, setViewing, noteMessage } from './unread.js';
+import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
 
 const STATUS_TEXT = {
   queued: 'queued',
@@ -22,7 +23,7 @@ const byTime = (a, b) => {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 };
 
-export function mountRoom(main, { id }) {
+export function mountRoom(main, { id, focus = null }) {
   const room = { id, account: state.rooms.get(id)?.account || '' };
   const messages = new Map(); // id -> wire.RoomMessage
   const nodes = new Map(); // id -> li
@@ -47,8 +48,11 @@ export function mountRoom(main, { id }) {
   const sendBtn = h('button', { type: 'submit', class: 'btn' }, 'Send');
   const errorEl = h('p', { id: 'compose-error', class: 'form-error', role: 'alert' });
   const workingEl = h('p', { class: 'status-line', role: 'status' });
+  // Links to the owned agents' running turns in this room.
+  const liveEl = h('p', { class: 'live-turns' });
   const form = h('form', { class: 'composer', 'aria-label': 'Send a message' },
     workingEl,
+    liveEl,
     h('label', { for: 'compose', class: 'visually-hidden' }, 'Message'),
     h('div', { class: 'composer-row' }, suggest, ta, sendBtn),
     h('p', { id: 'compose-hint', class: 'hint' }, 'Enter sends, Shift+Enter starts a new line. Mention an agent with @ to give it work.'),
@@ -208,6 +212,38 @@ export function mountRoom(main, { id }) {
     if (workingEl.textContent !== text) workingEl.textContent = text;
   }
 
+  // The owned agents' sessions in this room and their running turns:
+  // session id -> {agent, turn} while a turn runs.
+  const liveTurns = new Map();
+  function renderLive() {
+    const links = [...liveTurns.entries()].map(([sid, lt]) => {
+      const a = state.agentsByPeer.get(lt.agent);
+      const name = a ? `@${a.handle}` : lt.agent;
+      return h('a', { href: sessionHref(sid, lt.turn), dataset: { liveTurn: lt.turn } }, `Watch ${name}'s turn live`);
+    });
+    liveEl.replaceChildren(...links.flatMap((l, i) => (i ? [' · ', l] : [l])));
+  }
+  async function loadLive() {
+    try {
+      const ss = await loadSessions();
+      if (destroyed) return;
+      liveTurns.clear();
+      for (const s of ss) {
+        if (s.room === id && s.current_turn && ACTIVE.has(s.current_turn_state)) liveTurns.set(s.id, { agent: s.agent, turn: s.current_turn });
+      }
+      renderLive();
+    } catch {
+      // Without sessions the room still works; the links just do not show.
+    }
+  }
+  function applyTurnEvent(ev) {
+    const d = ev.data || {};
+    if (!d.session || ev.kind === 'turn.update') return;
+    if (ACTIVE.has(d.state)) liveTurns.set(d.session, { agent: ev.peer, turn: d.turn });
+    else if (liveTurns.get(d.session)?.turn === d.turn) liveTurns.delete(d.session);
+    renderLive();
+  }
+
   // load reads the room afresh and reconciles the timeline with it.
   async function load() {
     try {
@@ -239,6 +275,7 @@ export function mountRoom(main, { id }) {
       renderPeople();
       emptyState();
       if (first) toBottom();
+      if (first && focus) showFocus();
       seen();
     } catch (e) {
       if (destroyed) return;
@@ -246,6 +283,15 @@ export function mountRoom(main, { id }) {
     }
   }
   const reload = throttle(load, 250);
+
+  // showFocus scrolls to the message the route names and marks it.
+  function showFocus() {
+    const node = nodes.get(focus);
+    if (!node) return;
+    node.classList.add('msg--focus');
+    node.setAttribute('tabindex', '-1');
+    node.scrollIntoView({ block: 'center' });
+  }
 
   function showError(e) {
     const box = main.querySelector('.error-box') || h('div', { class: 'error-box', role: 'alert' });
@@ -290,8 +336,9 @@ export function mountRoom(main, { id }) {
     feed.on('event', (ev) => {
       if (ev.room !== id) return;
       if (ev.kind === 'room.message') applyRoomEvent(ev);
+      else if (ev.kind.startsWith('turn.')) applyTurnEvent(ev);
     }),
-    feed.on('resync', () => load()),
+    feed.on('resync', () => { load(); loadLive(); }),
     on('delivery', (d) => {
       if (messages.has(d.messageId)) {
         rerender(d.messageId);
@@ -299,7 +346,7 @@ export function mountRoom(main, { id }) {
       }
     }),
     on('presence', renderPeople),
-    on('agents', () => { renderPeople(); for (const mid of messages.keys()) rerender(mid); }),
+    on('agents', () => { renderPeople(); renderLive(); for (const mid of messages.keys()) rerender(mid); }),
     on('activity', (r) => { if (r === id) renderPeople(); }),
     on('rooms', () => {
       const r = state.rooms.get(id);
@@ -372,6 +419,7 @@ export function mountRoom(main, { id }) {
   });
 
   load();
+  loadLive();
   return {
     destroy() {
       destroyed = true;

@@ -1,0 +1,354 @@
+// Owned agents' sessions: an agent's sessions (one per room) with their
+// worktree and current turn, and a session's page with its turns and the
+// output of the turn shown, streaming in from turn.update events.
+//
+// A turn's output is read once from GET /v1/turns/{turn}/output, which
+// says how many turn.update batches it covers; events with a higher batch
+// number are appended after it, and events that arrive while the read is
+// under way wait for it, so nothing is shown twice or lost.
+
+import { h, timeEl, announce, throttle } from './dom.js';
+import { get, enc } from './api.js';
+import { feed } from './events.js';
+import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
+
+// TURN_STATUS maps turn states to the chip colours the delivery chips use.
+const TURN_STATUS = {
+  queued: 'queued', preparing: 'delivered', running: 'processing', cancelling: 'processing',
+  succeeded: 'settled', failed: 'failed', cancelled: 'failed', interrupted: 'failed',
+};
+
+export const ACTIVE = new Set(['preparing', 'running', 'cancelling']);
+
+const cell = (label, ...children) => h('td', { 'data-label': label }, h('div', null, ...children));
+
+export function turnChip(st) {
+  return h('span', { class: 'chip', dataset: { status: TURN_STATUS[st] || 'queued', turnState: st } }, st);
+}
+
+export const sessionHref = (id, turn) => `#/sessions/${encodeURIComponent(id)}${turn ? `/turns/${encodeURIComponent(turn)}` : ''}`;
+
+// loadSessions reads every session; views filter them.
+export async function loadSessions() {
+  const res = await get('/v1/sessions');
+  return res.sessions || [];
+}
+
+function worktreeText(s) {
+  if (!s.worktree) return h('span', { class: 'sub' }, 'none');
+  return h('div', null,
+    h('code', { class: 'path' }, s.worktree),
+    s.branch ? h('div', { class: 'sub' }, 'branch ', h('code', null, s.branch)) : null,
+    s.worktree_state && s.worktree_state !== 'active' ? h('div', { class: 'bad' }, `${s.worktree_state}: turns wait until it is restored (jam worktree restore)`) : null);
+}
+
+// mountAgentSessions is the page of one agent's sessions.
+export function mountAgentSessions(main, { peer }) {
+  const title = h('h1', { id: 'page-title', tabindex: '-1' }, 'Sessions');
+  const sub = h('p', { class: 'sub' }, peer);
+  const body = h('tbody');
+  const err = h('div', { role: 'alert' });
+  main.replaceChildren(h('div', { class: 'page' },
+    h('header', null, h('a', { href: '#/agents', class: 'btn btn--quiet' }, h('span', { 'aria-hidden': 'true' }, '‹ '), 'Agents'), title, sub),
+    err,
+    h('section', { 'aria-labelledby': 'sessions-title' },
+      h('h2', { id: 'sessions-title' }, 'One session per room'),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'sessions-title' },
+        h('thead', null, h('tr', null,
+          h('th', { scope: 'col' }, 'Room'),
+          h('th', { scope: 'col' }, 'State'),
+          h('th', { scope: 'col' }, 'Current turn'),
+          h('th', { scope: 'col' }, 'Worktree'),
+          h('th', { scope: 'col' }, 'Provider thread'))),
+        body)))));
+
+  let sessions = [];
+  function render() {
+    const a = state.agentsByPeer.get(peer);
+    title.textContent = a ? `Sessions of ${a.name || a.handle}` : 'Sessions';
+    if (a) document.title = `${title.textContent} · jam`;
+    const mine = sessions.filter((s) => s.agent === peer);
+    if (!mine.length) {
+      body.replaceChildren(h('tr', null, h('td', { colspan: '5', class: 'empty' }, 'No sessions. An owned agent gets one in each room it is in.')));
+      return;
+    }
+    body.replaceChildren(...mine.map((s) => h('tr', { dataset: { session: s.id } },
+      cell('Room', h('a', { href: sessionHref(s.id), class: 'strong' }, roomTitle(s.room)), h('div', { class: 'peer' }, s.id)),
+      cell('State', s.lifecycle),
+      cell('Current turn', s.current_turn
+        ? h('a', { href: sessionHref(s.id, s.current_turn) }, turnChip(s.current_turn_state))
+        : h('span', { class: 'sub' }, 'idle')),
+      cell('Worktree', worktreeText(s)),
+      cell('Provider thread', s.provider_thread ? h('code', null, s.provider_thread) : h('span', { class: 'sub' }, 'not started')))));
+  }
+  async function load() {
+    try {
+      const [ss] = await Promise.all([loadSessions(), state.agents.length ? null : loadAgents(), state.rooms.size ? null : loadRooms().catch(() => {})]);
+      sessions = ss;
+      err.replaceChildren();
+      render();
+    } catch (e) {
+      err.replaceChildren(h('p', { class: 'error-box' }, `Sessions cannot be listed: ${e.message}`));
+    }
+  }
+  const reload = throttle(load, 300);
+  const offs = [
+    feed.on('event', (ev) => { if (ev.kind.startsWith('turn.') && ev.kind !== 'turn.update' && ev.peer === peer) reload(); }),
+    feed.on('resync', load),
+    on('agents', render),
+    on('rooms', render),
+  ];
+  load();
+  return { destroy() { offs.forEach((f) => f()); } };
+}
+
+// mountSession is a session's page: what it is, its turns, and the
+// output of one turn (the one in the route, else the current or latest).
+export function mountSession(main, { id, turn: pinned }) {
+  const title = h('h1', { id: 'page-title', tabindex: '-1' }, 'Session');
+  const back = h('a', { href: '#/agents', class: 'btn btn--quiet' }, h('span', { 'aria-hidden': 'true' }, '‹ '), 'Sessions');
+  const facts = h('dl', { class: 'kv' });
+  const err = h('div', { role: 'alert' });
+  const outHead = h('h2', { id: 'output-title' }, 'Turn output');
+  const outState = h('p', { class: 'sub', role: 'status' });
+  const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
+  const turnsBody = h('tbody');
+  main.replaceChildren(h('div', { class: 'page' },
+    h('header', null, back, title),
+    err,
+    h('section', { class: 'card', 'aria-label': 'Session' }, facts),
+    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, output),
+    h('section', { 'aria-labelledby': 'turns-title' },
+      h('h2', { id: 'turns-title' }, 'Turns'),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'turns-title' },
+        h('thead', null, h('tr', null,
+          h('th', { scope: 'col', class: 'num' }, '#'),
+          h('th', { scope: 'col' }, 'State'),
+          h('th', { scope: 'col' }, 'Reason'),
+          h('th', { scope: 'col' }, 'Started'),
+          h('th', { scope: 'col' }, 'Ended'),
+          h('th', { scope: 'col' }, 'Message'))),
+        turnsBody)))));
+
+  let session = null;
+  let turns = [];
+  let destroyed = false;
+  // shown: the turn whose output is on the page.
+  let shown = null; // {turn, batches, loading, waiting: [events]}
+  let lastNode = null; // the output's last text or thought node, to extend
+
+  function renderFacts() {
+    if (!session) return;
+    const agent = state.agentsByPeer.get(session.agent);
+    title.textContent = `${agent ? (agent.name || agent.handle) : session.agent} in ${roomTitle(session.room)}`;
+    document.title = `${title.textContent} · jam`;
+    back.setAttribute('href', `#/agents/${encodeURIComponent(session.agent)}`);
+    const cur = turns.find((t) => t.id === session.current_turn);
+    facts.replaceChildren(...[
+      ['Session', h('code', null, session.id)],
+      ['Room', h('a', { href: `#/rooms/${encodeURIComponent(session.room)}` }, roomTitle(session.room))],
+      ['State', session.lifecycle],
+      ['Current turn', cur ? h('span', null, turnChip(cur.state), ` #${cur.seq}`) : h('span', { class: 'sub' }, 'idle')],
+      ['Worktree', worktreeText(session)],
+      ['Provider thread', session.provider_thread ? h('code', null, session.provider_thread) : h('span', { class: 'sub' }, 'not started')],
+    ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]).flat());
+  }
+
+  function renderTurns() {
+    if (!turns.length) {
+      turnsBody.replaceChildren(h('tr', null, h('td', { colspan: '6', class: 'empty' }, 'No turns yet. Mention the agent in the room to give it work.')));
+      return;
+    }
+    turnsBody.replaceChildren(...turns.slice().reverse().map((t) => h('tr', { dataset: { turn: t.id, state: t.state }, 'aria-current': shown && shown.turn === t.id ? 'true' : null },
+      h('td', { 'data-label': '#', class: 'num' }, h('a', { href: sessionHref(id, t.id), 'aria-label': `Show the output of turn ${t.seq}` }, String(t.seq))),
+      cell('State', turnChip(t.state)),
+      cell('Reason', t.reason || h('span', { class: 'sub' }, '—')),
+      cell('Started', t.started_at ? timeEl(t.started_at) : h('span', { class: 'sub' }, '—')),
+      cell('Ended', t.ended_at ? timeEl(t.ended_at) : h('span', { class: 'sub' }, ACTIVE.has(t.state) ? 'running…' : '—')),
+      cell('Message', t.message && session
+        ? h('a', { href: `#/rooms/${encodeURIComponent(session.room)}/messages/${encodeURIComponent(t.message)}`, title: t.message }, 'source message')
+        : h('span', { class: 'sub' }, '—')))));
+  }
+
+  function renderOutState() {
+    if (!shown) {
+      outHead.textContent = 'Turn output';
+      outState.textContent = 'No turn yet.';
+      return;
+    }
+    const t = turns.find((x) => x.id === shown.turn);
+    outHead.textContent = t ? `Turn ${t.seq} output` : 'Turn output';
+    let text = t ? `${t.state}${t.reason ? ` (${t.reason})` : ''}` : '';
+    if (shown.loading) text = 'Loading…';
+    else if (!shown.kept && !output.childElementCount) text += ' · the daemon keeps no output of this turn (it ran before the last restart, or long ago)';
+    else if (shown.truncated) text += ' · later output was not kept';
+    outState.textContent = text;
+    output.dataset.state = t ? t.state : '';
+  }
+
+  const nearBottom = () => output.scrollHeight - output.scrollTop - output.clientHeight < 80;
+
+  function appendUpdates(updates) {
+    const stick = nearBottom();
+    for (const u of updates) {
+      if ((u.kind === 'text' || u.kind === 'thought') && lastNode && lastNode.dataset.kind === u.kind) {
+        lastNode.append(u.text || '');
+        continue;
+      }
+      let node;
+      switch (u.kind) {
+        case 'text':
+        case 'thought':
+          node = h('div', { class: `out-${u.kind}`, dataset: { kind: u.kind } }, u.text || '');
+          lastNode = node;
+          break;
+        case 'tool_call':
+        case 'tool_call_update': {
+          lastNode = null;
+          const existing = u.tool_call_id && output.querySelector(`[data-tool=${JSON.stringify(u.tool_call_id)}]`);
+          if (existing) {
+            if (u.status) existing.querySelector('.tool-status').textContent = u.status;
+            if (u.title) existing.querySelector('.tool-title').textContent = u.title;
+            existing.dataset.status = u.status || existing.dataset.status;
+            continue;
+          }
+          node = h('div', { class: 'out-tool', dataset: { kind: 'tool', tool: u.tool_call_id || '', status: u.status || '' } },
+            h('span', { class: 'tool-title' }, u.title || u.tool_kind || 'tool call'), ' ',
+            h('span', { class: 'tool-status' }, u.status || ''));
+          break;
+        }
+        case 'plan':
+          lastNode = null;
+          output.querySelector('.out-plan')?.remove();
+          node = h('ol', { class: 'out-plan', dataset: { kind: 'plan' }, 'aria-label': 'Plan' },
+            (u.plan || []).map((p) => h('li', { dataset: { status: p.status || '' } }, p.content, p.status ? h('span', { class: 'sub' }, ` · ${p.status}`) : null)));
+          break;
+        default:
+          continue;
+      }
+      output.append(node);
+    }
+    if (stick) output.scrollTop = output.scrollHeight;
+  }
+
+  async function showTurn(turnId) {
+    if (shown && shown.turn === turnId) return;
+    shown = { turn: turnId, batches: 0, loading: true, waiting: [], kept: false, truncated: false };
+    const mine = shown;
+    output.replaceChildren();
+    lastNode = null;
+    renderOutState();
+    renderTurns();
+    try {
+      const out = await get(`/v1/turns/${enc(turnId)}/output`);
+      if (destroyed || shown !== mine) return;
+      mine.loading = false;
+      mine.batches = out.batches || 0;
+      mine.kept = out.kept;
+      mine.truncated = out.truncated;
+      appendUpdates(out.updates || []);
+      for (const ev of mine.waiting) applyUpdate(ev);
+      mine.waiting = [];
+    } catch (e) {
+      if (shown !== mine) return;
+      mine.loading = false;
+      err.replaceChildren(h('p', { class: 'error-box' }, `The turn's output cannot be read: ${e.message}`));
+    }
+    renderOutState();
+  }
+
+  function applyUpdate(d) {
+    if (!shown || d.turn !== shown.turn) return;
+    if (shown.loading) {
+      shown.waiting.push(d);
+      return;
+    }
+    if (d.batch <= shown.batches) return; // covered by the read
+    shown.batches = d.batch;
+    shown.kept = true;
+    appendUpdates(d.updates || []);
+    renderOutState();
+  }
+
+  // pick chooses the turn to show: the route's, else the current one,
+  // else the latest.
+  function pick() {
+    if (pinned) return pinned;
+    if (session && session.current_turn) return session.current_turn;
+    const started = turns.filter((t) => t.state !== 'queued');
+    return started.length ? started[started.length - 1].id : null;
+  }
+
+  async function load() {
+    try {
+      const [ss, ts] = await Promise.all([
+        loadSessions(),
+        get(`/v1/sessions/${enc(id)}/turns`),
+        state.agents.length ? null : loadAgents().catch(() => {}),
+        state.rooms.size ? null : loadRooms().catch(() => {}),
+      ]);
+      if (destroyed) return;
+      session = ss.find((s) => s.id === id) || null;
+      if (!session) {
+        err.replaceChildren(h('p', { class: 'error-box' }, 'There is no such session. ', h('a', { href: '#/agents' }, 'See the agents.')));
+        return;
+      }
+      turns = ts.turns || [];
+      err.replaceChildren();
+      renderFacts();
+      renderTurns();
+      const want = pick();
+      if (want) await showTurn(want);
+      else renderOutState();
+    } catch (e) {
+      if (destroyed) return;
+      err.replaceChildren(h('p', { class: 'error-box' }, `This session cannot be shown: ${e.message}`));
+    }
+  }
+  const reload = throttle(load, 250);
+
+  const offs = [
+    feed.on('event', (ev) => {
+      if (!ev.kind.startsWith('turn.')) return;
+      const d = ev.data || {};
+      if (d.session !== id) return;
+      if (ev.kind === 'turn.update') {
+        // A new turn's output: follow it (unless a turn is pinned). The
+        // read starts at once, so this event waits for it.
+        if (!pinned && (!shown || d.turn !== shown.turn)) showTurn(d.turn);
+        applyUpdate(d);
+        return;
+      }
+      // A transition: update the turn in place, follow a newly running
+      // turn, and read the session again for its facts.
+      const t = turns.find((x) => x.id === d.turn);
+      if (t) {
+        t.state = d.state;
+        t.reason = d.reason || '';
+        if (d.state === 'running' && !t.started_at) t.started_at = ev.at;
+        if (!ACTIVE.has(d.state) && d.state !== 'queued') t.ended_at = ev.at;
+      }
+      if (session) {
+        if (ACTIVE.has(d.state) || (d.state === 'queued' && !session.current_turn)) {
+          session.current_turn = d.turn;
+          session.current_turn_state = d.state;
+        } else if (session.current_turn === d.turn) {
+          session.current_turn = '';
+          session.current_turn_state = '';
+        }
+      }
+      if (!t && d.state === 'queued') turns.push({ id: d.turn, seq: d.turn_seq, state: d.state, reason: '' });
+      if (shown && d.turn === shown.turn && !ACTIVE.has(d.state) && d.state !== 'queued') announce(`Turn ${d.turn_seq} ${d.state}`);
+      if (!pinned && d.state === 'running') showTurn(d.turn);
+      renderFacts();
+      renderTurns();
+      renderOutState();
+      reload();
+    }),
+    feed.on('resync', () => { shown = null; load(); }),
+    on('agents', renderFacts),
+    on('rooms', renderFacts),
+  ];
+  load();
+  return { destroy() { destroyed = true; offs.forEach((f) => f()); } };
+}
