@@ -91,6 +91,8 @@ func exitCodeOf(err error) ExitCode {
 		return ExitConflict
 	case errors.Is(err, jam.ErrInvalid):
 		return ExitUsage
+	case errors.Is(err, jam.ErrNotFound):
+		return ExitNotFound
 	case errors.Is(err, jam.ErrStorageFull):
 		return ExitUnavailable
 	case errors.Is(err, context.Canceled):

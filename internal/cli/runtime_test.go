@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -68,6 +69,52 @@ func TestOwnedRuntimeCommands(t *testing.T) {
 			}},
 			inv:        invocation{args: []string{"turn", "cancel", "turn_1"}},
 			wantStdout: "cancelling turn_1\n",
+		},
+		{
+			name: "session show",
+			backend: backend{
+				SessionsFunc: func(context.Context) ([]wire.Session, error) {
+					return []wire.Session{{ID: "sess_0"}, {ID: "sess_1", Agent: "local/demo", Room: "r1", Lifecycle: "open", Worktree: "/w/sess_1", WorktreeState: "active",
+						Branch: "jam/sess_1", ProviderThread: "t-9", CurrentTurn: "turn_2", CurrentTurnState: "running", Created: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}}, nil
+				},
+				TurnsFunc: func(_ context.Context, s string) ([]wire.Turn, error) {
+					assert.Equal(t, "sess_1", s)
+					return []wire.Turn{{ID: "turn_2", Seq: 2, State: "running", LeaseGeneration: 1}}, nil
+				},
+			},
+			inv: invocation{args: []string{"session", "show", "sess_1"}},
+			wantStdout: "session        sess_1\nagent          local/demo\nroom           r1\nstate          open\nworktree       /w/sess_1 active\n" +
+				"branch         jam/sess_1\nagent session  t-9\ncurrent turn   turn_2 running\ncreated        2026-11-30 06:00:00\n\n" +
+				"SEQ  TURN    STATE    REASON  MESSAGE  LEASE GEN\n2    turn_2  running                   1\n",
+		},
+		{
+			name:       "session show of an unknown session",
+			backend:    backend{SessionsFunc: func(context.Context) ([]wire.Session, error) { return nil, nil }},
+			inv:        invocation{args: []string{"session", "show", "sess_9"}},
+			wantCode:   4,
+			wantStderr: "jam: not found: no session sess_9\n",
+		},
+		{
+			name: "turn show",
+			backend: backend{
+				SessionsFunc: func(context.Context) ([]wire.Session, error) {
+					return []wire.Session{{ID: "sess_1", Agent: "local/demo", Room: "r1"}}, nil
+				},
+				TurnsFunc: func(context.Context, string) ([]wire.Turn, error) {
+					return []wire.Turn{{ID: "turn_1", Seq: 1, State: "succeeded", Reason: "end_turn", Message: "m1"}}, nil
+				},
+				TurnOutputFunc: func(_ context.Context, turn string) (wire.TurnOutput, error) {
+					assert.Equal(t, "turn_1", turn)
+					return wire.TurnOutput{Turn: turn, Kept: true, Batches: 3, Updates: []wire.TurnUpdate{
+						{Kind: "thought", Text: "hmm "}, {Kind: "thought", Text: "ok"},
+						{Kind: "tool_call", ToolCallID: "c1", Title: "write NOTES.md", Status: "completed"},
+						{Kind: "text", Text: "You said: "}, {Kind: "text", Text: "hi"},
+					}}, nil
+				},
+			},
+			inv: invocation{args: []string{"turn", "show", "turn_1"}},
+			wantStdout: "turn turn_1 (#1 of sess_1, local/demo in room r1): succeeded (end_turn)\nanswers message m1\n\n" +
+				"\n[thinking]\nhmm ok\n[tool] c1 write NOTES.md completed\n\n[answer]\nYou said: hi\n",
 		},
 	})
 }

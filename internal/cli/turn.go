@@ -6,6 +6,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // TurnListOptions are the inputs of "jam turn list".
@@ -57,8 +61,94 @@ func newTurnCmd(io *IOStreams, deps Deps) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, cancel)
+	show := &cobra.Command{
+		Use:   "show TURN [--json]",
+		Short: "Show a turn: its state, and what the agent streamed (thoughts, tool calls, answer)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := loadClientConfig(c, deps)
+			if err != nil {
+				return err
+			}
+			return runTurnShow(c.Context(), &TurnListOptions{IO: io, DataDir: cfg.DataDir, JSON: opts.JSON}, args[0])
+		},
+	}
+	show.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.AddCommand(list, show, cancel)
 	return cmd
+}
+
+// findTurn returns the turn with id and its session.
+func findTurn(ctx context.Context, client *apiclient.Client, id string) (wire.Turn, wire.Session, error) {
+	ss, err := client.Sessions(ctx)
+	if err != nil {
+		return wire.Turn{}, wire.Session{}, err
+	}
+	for _, s := range ss {
+		ts, err := client.Turns(ctx, s.ID)
+		if err != nil {
+			return wire.Turn{}, wire.Session{}, err
+		}
+		for _, t := range ts {
+			if t.ID == id {
+				return t, s, nil
+			}
+		}
+	}
+	return wire.Turn{}, wire.Session{}, fmt.Errorf("%w: no turn %s", jam.ErrNotFound, id)
+}
+
+func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	t, s, err := findTurn(ctx, client, id)
+	if err != nil {
+		return err
+	}
+	out, err := client.TurnOutput(ctx, id)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, map[string]any{"turn": t, "session": s.ID, "output": out})
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "turn %s (#%d of %s, %s in room %s): %s", t.ID, t.Seq, s.ID, s.Agent, s.Room, t.State)
+	if t.Reason != "" {
+		fmt.Fprintf(w, " (%s)", t.Reason)
+	}
+	fmt.Fprintln(w)
+	if t.Message != "" {
+		fmt.Fprintf(w, "answers message %s\n", t.Message)
+	}
+	if !out.Kept {
+		fmt.Fprintln(w, "output not kept (the daemon keeps the output of its recent turns, until it restarts)")
+		return nil
+	}
+	fmt.Fprintln(w)
+	last := ""
+	for _, u := range out.Updates {
+		switch u.Kind {
+		case "text", "thought":
+			if u.Kind != last {
+				fmt.Fprintf(w, "\n[%s]\n", map[string]string{"text": "answer", "thought": "thinking"}[u.Kind])
+			}
+			fmt.Fprint(w, u.Text)
+		case "tool_call", "tool_call_update":
+			fmt.Fprintf(w, "\n[tool] %s %s %s\n", u.ToolCallID, u.Title, u.Status)
+		case "plan":
+			fmt.Fprintln(w, "\n[plan]")
+			for _, p := range u.Plan {
+				fmt.Fprintf(w, "  - %s (%s)\n", p.Content, p.Status)
+			}
+		}
+		last = u.Kind
+	}
+	fmt.Fprintln(w)
+	if out.Truncated {
+		fmt.Fprintln(w, "… (later output was not kept)")
+	}
+	return nil
 }
 
 func runTurnList(ctx context.Context, opts *TurnListOptions) error {
@@ -71,7 +161,12 @@ func runTurnList(ctx context.Context, opts *TurnListOptions) error {
 	if opts.JSON {
 		return printJSON(opts.IO, map[string]any{"turns": nonNil(ts)})
 	}
-	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	return printTurns(opts.IO, ts)
+}
+
+// printTurns prints turns as a table.
+func printTurns(io *IOStreams, ts []wire.Turn) error {
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "SEQ\tTURN\tSTATE\tREASON\tMESSAGE\tLEASE GEN")
 	for _, t := range ts {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\n", t.Seq, t.ID, t.State, t.Reason, t.Message, t.LeaseGeneration)
