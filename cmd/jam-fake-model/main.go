@@ -1,5 +1,6 @@
-// Command jam-fake-model serves a scripted OpenAI Chat Completions
-// endpoint on loopback, for running agent CLIs against a fake model.
+// Command jam-fake-model serves a scripted model on loopback (OpenAI Chat
+// Completions and Responses, Anthropic Messages), for running agent CLIs
+// against a fake model.
 package main
 
 import (

@@ -20,7 +20,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", DefaultModel, "model id listed by /v1/models")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: jam-fake-model [--addr HOST:PORT] [--script FILE] [--model ID]")
-		fmt.Fprintln(stderr, "Serves a scripted OpenAI Chat Completions endpoint; requests without a scripted reply get an echo.")
+		fmt.Fprintln(stderr, "Serves a scripted model on OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)")
+		fmt.Fprintln(stderr, "and Anthropic Messages (/v1/messages); requests without a scripted reply get an echo.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -50,6 +51,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", s.URL())
+	fmt.Fprintf(stderr, "OpenAI base URL %s; Anthropic base URL %s\n", s.URL(), s.Root())
 	<-ctx.Done()
 	s.Stop()
 	return 0

@@ -53,6 +53,13 @@ func TestMain_servesItsScript(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	require.Contains(t, string(b), "from the script")
+	// The same server speaks Anthropic Messages at its root.
+	res, err = http.Post(strings.TrimSuffix(url, "/v1")+"/v1/messages", "application/json", strings.NewReader(messagesBody(false, "hello", bashToolAnthropic, "")))
+	require.NoError(t, err)
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Contains(t, string(b), "FAKE-REPLY: hello")
+	require.Contains(t, errOut.String(), "Anthropic base URL "+strings.TrimSuffix(url, "/v1"))
 	cancel()
 	require.Equal(t, 0, <-code)
 	require.Contains(t, errOut.String(), "fake model: request")

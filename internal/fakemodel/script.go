@@ -9,17 +9,20 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 )
 
-// Reply is one scripted answer to one request.
+// Reply is one scripted answer to one request, in whichever wire format
+// the request used.
 type Reply struct {
 	// Text is streamed as content deltas, one per element.
 	Text []string `json:"text,omitempty"`
 	// ToolCall, when set, ends the reply with a function call (after the
-	// text, if any); finish_reason is then "tool_calls".
+	// text, if any): finish_reason "tool_calls" (Chat Completions), a
+	// function_call item (Responses), a tool_use block and stop_reason
+	// "tool_use" (Messages).
 	ToolCall *ToolCallReply `json:"tool_call,omitempty"`
 	// Status, when set (400–599), answers with that HTTP status and an
-	// error body instead.
+	// error body in the format's envelope instead.
 	Status int `json:"status,omitempty"`
-	// Delay comes before each chunk of the stream (or before the whole
+	// Delay comes before each event of the stream (or before the whole
 	// answer when not streaming, or before the error).
 	Delay Duration `json:"delay,omitempty"`
 	// Hold, when set, keeps the request waiting until it is closed (or the
@@ -29,7 +32,8 @@ type Reply struct {
 
 // ToolCallReply is a function call the model makes.
 type ToolCallReply struct {
-	// ID is the call id; default "call_<n>".
+	// ID is the call id; default "call_<n>" ("toolu_<n>" for Messages),
+	// n being the request's number.
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name"`
 	// Arguments is the call's JSON object.

@@ -33,13 +33,18 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Captured is one request as the server received it.
+// Captured is one request as the server received it. Its Request says
+// which API it used (API) and holds its conversation translated into
+// Messages, whatever the wire format.
 type Captured struct {
 	// Seq numbers requests from 1.
 	Seq  int
 	Path string
 	// Authorization is the request's Authorization header.
 	Authorization string
+	// Header is all of the request's headers (x-api-key and
+	// anthropic-version for Messages requests, say).
+	Header http.Header
 	Request
 	// Aux: the request offered no tools, took no scripted reply and got
 	// TitleText.
@@ -75,8 +80,10 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, queue: append([]Reply(nil), cfg.Script.Replies...), changed: make(chan struct{})}
 	s.base, s.end = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
-	for _, p := range []string{"/v1/chat/completions", "/chat/completions"} {
-		mux.HandleFunc("POST "+p, s.chat)
+	for _, f := range []format{chatFormat, responsesFormat, messagesFormat} {
+		for _, p := range f.paths {
+			mux.HandleFunc("POST "+p, s.handle(f))
+		}
 	}
 	for _, p := range []string{"/v1/models", "/models"} {
 		mux.HandleFunc("GET "+p, s.models)
@@ -112,8 +119,13 @@ func (s *Server) Serve(l net.Listener) {
 // Addr is the TCP address Start listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is the API's base URL, ending in /v1.
-func (s *Server) URL() string { return "http://" + s.Addr() + "/v1" }
+// URL is the API's base URL, ending in /v1: the base URL OpenAI clients
+// (OpenCode, Codex) take.
+func (s *Server) URL() string { return s.Root() + "/v1" }
+
+// Root is the server's URL without a path: the base URL Anthropic clients
+// (Claude Code's ANTHROPIC_BASE_URL) take, adding /v1/messages.
+func (s *Server) Root() string { return "http://" + s.Addr() }
 
 // Stop ends held replies, closes the listeners and waits for the
 // handlers. Safe more than once and before Start.
@@ -170,10 +182,11 @@ func (s *Server) WaitRequests(ctx context.Context, n int, keep func(Captured) bo
 func Turn(c Captured) bool { return !c.Aux }
 
 // take records a request and picks its reply.
-func (s *Server) take(path, auth string, req Request) (Captured, Reply) {
+func (s *Server) take(r *http.Request, req Request) (Captured, Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := Captured{Seq: len(s.requests) + 1, Path: path, Authorization: auth, Request: req, Aux: len(req.Tools) == 0}
+	c := Captured{Seq: len(s.requests) + 1, Path: r.URL.Path, Authorization: r.Header.Get("Authorization"),
+		Header: r.Header.Clone(), Request: req, Aux: len(req.Tools) == 0}
 	s.requests = append(s.requests, c)
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -214,133 +227,127 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	}})
 }
 
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	req, err := DecodeRequest(http.MaxBytesReader(w, r.Body, MaxRequest))
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	c, reply := s.take(r.URL.Path, r.Header.Get("Authorization"), req)
-	s.cfg.Logger.Info("fake model: request", "seq", c.Seq, "model", req.Model, "stream", req.Stream,
-		"messages", len(req.Messages), "tools", len(req.Tools), "aux", c.Aux)
-	ctx := r.Context()
-	if reply.Hold != nil {
-		select {
-		case <-reply.Hold:
-		case <-ctx.Done():
-			return
-		}
-	}
-	if reply.Status != 0 {
-		if !pause(ctx, time.Duration(reply.Delay)) {
-			return
-		}
-		apiError(w, reply.Status, "server_error", fmt.Sprintf("scripted error %d", reply.Status))
-		return
-	}
-	id := fmt.Sprintf("chatcmpl-%d", c.Seq)
-	if !req.Stream {
-		if !pause(ctx, time.Duration(reply.Delay)) {
-			return
-		}
-		writeJSON(w, http.StatusOK, completion(id, req, reply))
-		return
-	}
-	s.stream(ctx, w, id, req, reply)
+// format is one wire format: where it is served, how its requests are
+// read and how its answers and errors are written.
+type format struct {
+	paths []string
+	// decode reads a request body; errors wrap jam.ErrInvalid.
+	decode func(io.Reader) (Request, error)
+	// fail writes an error answer in the format's shape.
+	fail func(w http.ResponseWriter, status int, msg string)
+	// whole is the answer when the request does not ask to stream.
+	whole func(c Captured, r Reply) any
+	// stream writes the answer as server-sent events.
+	stream func(e *events, c Captured, r Reply)
 }
 
-// stream writes the reply as server-sent events.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, id string, req Request, reply Reply) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	created := time.Now().Unix()
-	send := func(v any) bool {
-		if !pause(ctx, time.Duration(reply.Delay)) {
-			return false
-		}
-		b, err := json.Marshal(v)
+// handle serves one format: it decodes the request, records it, takes its
+// reply and answers, honouring the reply's hold, delay and status.
+func (s *Server) handle(f format) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, err := f.decode(http.MaxBytesReader(w, r.Body, MaxRequest))
 		if err != nil {
-			return false
-		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
-	}
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-	}
-	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
-		return
-	}
-	for _, t := range reply.Text {
-		if !send(chunk(map[string]any{"content": t}, nil)) {
+			f.fail(w, http.StatusBadRequest, err.Error())
 			return
 		}
-	}
-	finish := "stop"
-	if tc := reply.ToolCall; tc != nil {
-		finish = "tool_calls"
-		head := map[string]any{"index": 0, "id": callID(id, tc), "type": "function",
-			"function": map[string]any{"name": tc.Name, "arguments": ""}}
-		args := map[string]any{"index": 0, "function": map[string]any{"arguments": string(tc.Arguments)}}
-		if !send(chunk(map[string]any{"tool_calls": []any{head}}, nil)) ||
-			!send(chunk(map[string]any{"tool_calls": []any{args}}, nil)) {
+		c, reply := s.take(r, req)
+		s.cfg.Logger.Info("fake model: request", "seq", c.Seq, "api", req.API, "model", req.Model, "stream", req.Stream,
+			"messages", len(req.Messages), "tools", len(req.Tools), "aux", c.Aux)
+		ctx := r.Context()
+		if reply.Hold != nil {
+			select {
+			case <-reply.Hold:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if reply.Status != 0 {
+			if pause(ctx, time.Duration(reply.Delay)) {
+				f.fail(w, reply.Status, fmt.Sprintf("scripted error %d", reply.Status))
+			}
 			return
 		}
-	}
-	if !send(chunk(map[string]any{}, finish)) {
-		return
-	}
-	if !send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
-		"choices": []any{}, "usage": usage(req, reply)}) {
-		return
-	}
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
-	if fl != nil {
-		fl.Flush()
+		if !req.Stream {
+			if pause(ctx, time.Duration(reply.Delay)) {
+				writeJSON(w, http.StatusOK, f.whole(c, reply))
+			}
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		e := &events{ctx: ctx, w: w, delay: time.Duration(reply.Delay)}
+		e.fl, _ = w.(http.Flusher)
+		f.stream(e, c, reply)
 	}
 }
 
-// completion is the non-streamed form of a reply.
-func completion(id string, req Request, reply Reply) map[string]any {
-	msg := map[string]any{"role": "assistant", "content": strings.Join(reply.Text, "")}
-	finish := "stop"
-	if tc := reply.ToolCall; tc != nil {
-		finish = "tool_calls"
-		msg["tool_calls"] = []any{map[string]any{"id": callID(id, tc), "type": "function",
-			"function": map[string]any{"name": tc.Name, "arguments": string(tc.Arguments)}}}
-	}
-	return map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage":   usage(req, reply)}
+// events writes server-sent events, each after the reply's delay. Once a
+// write fails (the client went away, the server is stopping) it writes
+// nothing more.
+type events struct {
+	ctx    context.Context
+	w      io.Writer
+	fl     http.Flusher
+	delay  time.Duration
+	failed bool
 }
 
-func callID(id string, tc *ToolCallReply) string {
-	if tc.ID != "" {
-		return tc.ID
+// send writes one event: "event: name" (when name is set) and "data: "
+// with v as JSON. It returns false once the stream has failed.
+func (e *events) send(name string, v any) bool {
+	if e.failed || !pause(e.ctx, e.delay) {
+		e.failed = true
+		return false
 	}
-	return "call_" + strings.TrimPrefix(id, "chatcmpl-")
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.failed = true
+		return false
+	}
+	var buf strings.Builder
+	if name != "" {
+		fmt.Fprintf(&buf, "event: %s\n", name)
+	}
+	fmt.Fprintf(&buf, "data: %s\n\n", b)
+	return e.raw(buf.String())
 }
 
-// usage counts words, which is all a fake needs.
-func usage(req Request, reply Reply) map[string]int {
-	in := 0
+// raw writes text as it is, without the delay.
+func (e *events) raw(text string) bool {
+	if e.failed {
+		return false
+	}
+	if _, err := io.WriteString(e.w, text); err != nil {
+		e.failed = true
+		return false
+	}
+	if e.fl != nil {
+		e.fl.Flush()
+	}
+	return true
+}
+
+// tokens counts words in and out, which is all a fake needs.
+func tokens(req Request, reply Reply) (in, out int) {
 	for _, m := range req.Messages {
 		in += len(strings.Fields(string(m.Content)))
 	}
-	out := len(strings.Fields(strings.Join(reply.Text, "")))
+	out = len(strings.Fields(strings.Join(reply.Text, "")))
 	if reply.ToolCall != nil {
 		out++
 	}
-	return map[string]int{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}
+	return in, out
+}
+
+// callID is the id of a reply's tool call: its own, or prefix and the
+// request's number.
+func callID(prefix string, seq int, tc *ToolCallReply) string {
+	if tc.ID != "" {
+		return tc.ID
+	}
+	return fmt.Sprintf("%s%d", prefix, seq)
 }
 
 // pause waits d; false when ctx ended first.
@@ -364,7 +371,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// apiError writes an error in the service's envelope.
+// apiError writes an error in OpenAI's envelope.
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": status}})
 }
