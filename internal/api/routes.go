@@ -39,6 +39,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/notices", s.handleNotice)
 	mux.HandleFunc("GET /v1/sessions", s.handleSessions)
 	mux.HandleFunc("GET /v1/sessions/{session}/turns", s.handleTurns)
+	mux.HandleFunc("GET /v1/sessions/{session}/messages", s.handleSessionMessages)
+	mux.HandleFunc("POST /v1/sessions/{session}/messages", s.handleSessionSend)
 	mux.HandleFunc("POST /v1/turns/{turn}/cancel", s.handleTurnCancel)
 	mux.HandleFunc("GET /v1/turns/{turn}/output", s.handleTurnOutput)
 	mux.HandleFunc("GET /v1/worktrees", s.handleWorktrees)

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/jamhq/jam/internal/api/wire"
 )
@@ -35,6 +36,45 @@ func (s *Server) handleTurns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusOK, wire.Turns{Turns: nonNil(out)})
+}
+
+func (s *Server) handleSessionMessages(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.SessionMessages(r.Context(), session)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("messages of %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, wire.SessionMessages{Messages: nonNil(out)})
+}
+
+func (s *Server) handleSessionSend(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	var req wire.SessionSendRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		s.writeError(w, r, invalid("text is empty"))
+		return
+	}
+	switch req.Routing {
+	case "", "note", "queue", "steer":
+	default:
+		s.writeError(w, r, invalid("routing %q (want note, queue or steer)", req.Routing))
+		return
+	}
+	out, err := s.backend.SessionSend(r.Context(), session, req)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("send to %s: %w", session, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) handleAgentConfig(w http.ResponseWriter, r *http.Request) {

@@ -108,6 +108,27 @@ func TestRuntimeRoutes(t *testing.T) {
 			wantBody: `{"error":{"code":"invalid_argument","message":"request body: json: unknown field \"forced\""}}`},
 		{name: "worktree restore with GET", method: "GET", path: "/v1/worktrees/sess_1/restore", wantStatus: 405,
 			wantBody: `{"error":{"code":"method_not_allowed","message":"method GET is not allowed on /v1/worktrees/sess_1/restore (allowed: POST)"}}`},
+		{
+			name: "session send", method: "POST", path: "/v1/sessions/sess_1/messages", body: `{"text":"faster","routing":"steer"}`,
+			backend: fakeBackend{SessionSendFunc: func(_ context.Context, s string, r wire.SessionSendRequest) (wire.SessionSendResult, error) {
+				return wire.SessionSendResult{Message: wire.SessionMessage{ID: "msg_1", Session: s, Seq: 1, Routing: "queue", Requested: r.Routing, Text: r.Text, Turn: "turn_1", Created: at},
+					RoutingEffective: "queue", Turn: "turn_1"}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"message":{"id":"msg_1","session":"sess_1","seq":1,"routing":"queue","requested":"steer","text":"faster","turn":"turn_1","created_at":"2026-11-30T03:00:00Z"},"routing_effective":"queue","turn":"turn_1"}`,
+		},
+		{name: "session send without text", method: "POST", path: "/v1/sessions/sess_1/messages", body: `{"text":" "}`, wantStatus: 400,
+			wantBody: `{"error":{"code":"invalid_argument","message":"text is empty"}}`},
+		{name: "session send with an unknown routing", method: "POST", path: "/v1/sessions/sess_1/messages", body: `{"text":"x","routing":"shout"}`, wantStatus: 400,
+			wantBody: `{"error":{"code":"invalid_argument","message":"routing \"shout\" (want note, queue or steer)"}}`},
+		{
+			name: "session messages", method: "GET", path: "/v1/sessions/sess_1/messages",
+			backend: fakeBackend{SessionMessagesFunc: func(context.Context, string) ([]wire.SessionMessage, error) {
+				return []wire.SessionMessage{{ID: "msg_1", Session: "sess_1", Seq: 1, Routing: "note", Text: "use tabs", Turn: "turn_2", Created: at, Consumed: at}}, nil
+			}},
+			wantStatus: 200,
+			wantBody:   `{"messages":[{"id":"msg_1","session":"sess_1","seq":1,"routing":"note","text":"use tabs","turn":"turn_2","created_at":"2026-11-30T03:00:00Z","consumed_at":"2026-11-30T03:00:00Z"}]}`,
+		},
 		{name: "sessions with a query", method: "GET", path: "/v1/sessions?all=1", wantStatus: 400,
 			wantBody: `{"error":{"code":"invalid_argument","message":"unknown query parameter \"all\" (this route takes none)"}}`},
 	}

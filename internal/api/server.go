@@ -35,6 +35,10 @@ type Backend interface {
 type Runtime interface {
 	Sessions(ctx context.Context) ([]wire.Session, error)
 	Turns(ctx context.Context, session string) ([]wire.Turn, error)
+	// SessionMessages lists a session's accepted messages.
+	SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error)
+	// SessionSend accepts a person's message to a session.
+	SessionSend(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error)
 	// CancelTurn cancels a queued or running turn.
 	CancelTurn(ctx context.Context, turn string) error
 	// AgentConfig changes an owned agent's desired configuration.

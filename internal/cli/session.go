@@ -57,8 +57,77 @@ func newSessionCmd(io *IOStreams, deps Deps) *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-	cmd.AddCommand(list, show)
+	send := &SessionSendOptions{IO: io}
+	sendCmd := &cobra.Command{
+		Use:   "send SESSION TEXT [--note | --steer] [--json]",
+		Short: "Send a message to a session: a new turn (default), a note for the next turn, or a steer for the running one",
+		Long: `Send a message to an owned agent's session directly, without Band.
+
+By default the message is queued: it becomes a turn after any active one,
+and its answer is the turn's output (jam turn show). --note adds context
+without a turn: the session's next turn carries it. --steer hands the
+message to the running turn when the agent's harness can take it, and
+queues it otherwise (ACP agents cannot be steered); the answer says which.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := loadClientConfig(c, deps)
+			if err != nil {
+				return err
+			}
+			send.DataDir, send.Session, send.Text = cfg.DataDir, args[0], args[1]
+			return runSessionSend(c.Context(), send)
+		},
+	}
+	sendCmd.Flags().BoolVar(&send.Note, "note", false, "add context for the next turn; starts no turn")
+	sendCmd.Flags().BoolVar(&send.Steer, "steer", false, "reach the running turn if the harness can take it, else queue")
+	sendCmd.Flags().BoolVar(&send.JSON, "json", false, "print JSON")
+	cmd.AddCommand(list, show, sendCmd)
 	return cmd
+}
+
+// SessionSendOptions are the inputs of "jam session send".
+type SessionSendOptions struct {
+	IO          *IOStreams
+	DataDir     string
+	Session     string
+	Text        string
+	Note, Steer bool
+	JSON        bool
+}
+
+func runSessionSend(ctx context.Context, opts *SessionSendOptions) error {
+	routing := jam.RoutingQueue
+	switch {
+	case opts.Note && opts.Steer:
+		return &usageError{err: fmt.Errorf("--note and --steer exclude each other")}
+	case opts.Note:
+		routing = jam.RoutingNote
+	case opts.Steer:
+		routing = jam.RoutingSteer
+	}
+	if strings.TrimSpace(opts.Text) == "" {
+		return &usageError{err: fmt.Errorf("the message is empty")}
+	}
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	res, err := client.SessionSend(ctx, opts.Session, wire.SessionSendRequest{Text: opts.Text, Routing: string(routing)})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, res)
+	}
+	switch {
+	case res.RoutingEffective == string(jam.RoutingNote):
+		fmt.Fprintf(opts.IO.Out, "noted %s: the next turn of %s carries it\n", res.Message.ID, opts.Session)
+	case res.RoutingEffective == string(jam.RoutingSteer):
+		fmt.Fprintf(opts.IO.Out, "steered %s into running turn %s\n", res.Message.ID, res.Message.Turn)
+	case routing == jam.RoutingSteer:
+		fmt.Fprintf(opts.IO.Out, "queued %s as turn %s (no running turn could take steering)\n", res.Message.ID, res.Turn)
+	default:
+		fmt.Fprintf(opts.IO.Out, "queued %s as turn %s\n", res.Message.ID, res.Turn)
+	}
+	return nil
 }
 
 // findSession returns the session with id, or a not-found error.

@@ -120,6 +120,8 @@ func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
 	fmt.Fprintln(w)
 	if t.Message != "" {
 		fmt.Fprintf(w, "answers message %s\n", t.Message)
+	} else if t.Input != "" {
+		fmt.Fprintf(w, "answers %s (sent to the session directly)\n", t.Input)
 	}
 	if !out.Kept {
 		fmt.Fprintln(w, "output not kept (the daemon keeps the output of its recent turns, until it restarts)")

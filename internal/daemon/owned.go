@@ -169,6 +169,16 @@ func (h *acpHost) Prompt(ctx context.Context, thread, text string, updates func(
 	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, err
 }
 
+// Steers implements runtime.Steerer from the harness's capability
+// manifest.
+func (h *acpHost) Steers() bool { return h.Manifest().Steer }
+
+// Steer implements runtime.Steerer: ACP has no way to add input to a
+// running prompt (the manifest says so), so the runtime never calls it.
+func (h *acpHost) Steer(context.Context, string, string) error {
+	return fmt.Errorf("%w: the ACP harness cannot steer a running turn", jam.ErrNotImplemented)
+}
+
 // route passes an update to its session's running Prompt. It runs on the
 // agent's reading goroutine, in order; the runtime's callback does not
 // block.

@@ -70,7 +70,7 @@ func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 	out := make([]wire.Turn, 0, len(ts))
 	for _, t := range ts {
 		w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
-			Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
+			Input: string(t.MessageID), Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
 		if t.State != jam.TurnQueued {
 			journal, err := d.store.TurnJournal(ctx, d.workspace.ID, t.ID)
 			if err != nil {
@@ -88,6 +88,61 @@ func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// SessionMessages implements api.Runtime. It reads the store only.
+func (d *daemon) SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error) {
+	id, err := jam.ParseID[jam.SessionID](session)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.store.SessionGet(ctx, d.workspace.ID, id); err != nil {
+		return nil, err
+	}
+	ms, err := d.store.MessageList(ctx, d.workspace.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.SessionMessage, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, wireSessionMessage(m))
+	}
+	return out, nil
+}
+
+// SessionSend implements api.Runtime.
+func (d *daemon) SessionSend(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error) {
+	id, err := jam.ParseID[jam.SessionID](session)
+	if err != nil {
+		return wire.SessionSendResult{}, err
+	}
+	routing := jam.RoutingQueue
+	if r.Routing != "" {
+		if routing, err = jam.ParseEnum("routing", r.Routing, jam.Routings); err != nil {
+			return wire.SessionSendResult{}, err
+		}
+	}
+	if _, err := d.store.SessionGet(ctx, d.workspace.ID, id); err != nil {
+		return wire.SessionSendResult{}, err
+	}
+	rt, err := d.ownedRuntime()
+	if err != nil {
+		return wire.SessionSendResult{}, err
+	}
+	sent, err := rt.Send(ctx, id, r.Text, routing)
+	if err != nil {
+		return wire.SessionSendResult{}, err
+	}
+	return wire.SessionSendResult{Message: wireSessionMessage(sent.Message), RoutingEffective: string(sent.Message.Routing), Turn: string(sent.Turn.ID)}, nil
+}
+
+func wireSessionMessage(m store.SessionMessage) wire.SessionMessage {
+	w := wire.SessionMessage{ID: string(m.ID), Session: string(m.SessionID), Seq: m.Seq, Routing: string(m.Routing), Text: m.Text,
+		Source: string(m.SourceMessageID), Turn: string(m.TurnID), Created: m.CreatedAt, Consumed: m.ConsumedAt}
+	if m.Requested != m.Routing {
+		w.Requested = string(m.Requested)
+	}
+	return w
 }
 
 // currentTurn is a session's active turn, else its oldest queued one.

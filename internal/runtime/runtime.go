@@ -4,8 +4,13 @@
 // message through the engine.
 //
 // A Manager implements the engine's Deliverer for owned bindings: Deliver
-// only records a queued turn (durably) and wakes the session's worker, so
-// it returns at once. One worker per session runs its turns in order; at
+// only records the Band message as a queue message of the session with its
+// queued turn (durably, in one transaction) and wakes the session's
+// worker, so it returns at once. Send accepts a person's message to a
+// session directly: queue (a turn, whose answer settles nothing on Band),
+// note (no turn; the next turn's prompt carries it and consumes it as it
+// starts running) or steer (the running turn, when the host's harness can
+// take it; queued otherwise). One worker per session runs its turns in order; at
 // most one turn per session is active. The worker obtains a Host (one agent
 // process) for the session's lease holder — the template for shared
 // placement, the session for dedicated — and every transition of a turn is
@@ -85,6 +90,9 @@ type Store interface {
 	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error)
 	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error)
 	TurnTransition(ctx context.Context, p store.TurnTransitionParams) (store.Turn, error)
+	MessageAccept(ctx context.Context, p store.MessageAcceptParams) (store.SessionMessage, store.Turn, error)
+	MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (store.SessionMessage, error)
+	MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.SessionMessage, error)
 	LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error)
 	LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error
 	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error)
@@ -248,9 +256,11 @@ func (m *Manager) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Deliver implements engine.Deliverer for owned bindings: the message
-// becomes a queued turn of the binding's session, unless a turn for it is
-// already queued or running (a redelivery).
+// Deliver implements engine.Deliverer for owned bindings: the message is
+// accepted as a queue message of the binding's session, with the queued
+// turn that answers it, unless a turn for it is already queued or running
+// (a redelivery). A Band message accepted before whose turn ended without
+// settling it gets a new turn.
 func (m *Manager) Deliver(ctx context.Context, d engine.Delivery) error {
 	if d.Binding.Mode != jam.RuntimeOwned {
 		return nil // attached agents pull their messages
@@ -269,16 +279,36 @@ func (m *Manager) Deliver(ctx context.Context, d engine.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.enqueue(ctx, s, d.Row.MessageID); err != nil {
+	msgs, err := m.cfg.Store.MessageList(ctx, m.cfg.Workspace, s.ID)
+	if err != nil {
 		return err
+	}
+	accepted := false
+	for _, msg := range msgs {
+		if msg.SourceMessageID == d.Row.MessageID {
+			if _, err := m.enqueue(ctx, s, msg.ID, msg.SourceMessageID); err != nil {
+				return err
+			}
+			accepted = true
+			break
+		}
+	}
+	if !accepted {
+		if _, _, err := m.accept(ctx, s, store.SessionMessage{ID: jam.New[jam.MessageID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace, SessionID: s.ID,
+			Requested: jam.RoutingQueue, Routing: jam.RoutingQueue, SourceMessageID: d.Row.MessageID, CreatedAt: m.cfg.Now()}); err != nil {
+			return err
+		}
 	}
 	m.wakeSession(d.Binding.SessionID)
 	return nil
 }
 
-func (m *Manager) enqueue(ctx context.Context, s store.Session, msg jam.PlatformMessageID) (store.Turn, error) {
+// enqueue queues another turn for an accepted message (msg, "" for turns
+// recorded before session messages) that settles src on Band ("" for a
+// message sent to the session directly).
+func (m *Manager) enqueue(ctx context.Context, s store.Session, msg jam.MessageID, src jam.PlatformMessageID) (store.Turn, error) {
 	t, err := m.cfg.Store.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace,
-		SessionID: s.ID, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: m.cfg.Now()})
+		SessionID: s.ID, Routing: jam.RoutingQueue, MessageID: msg, SourceMessageID: src, CreatedAt: m.cfg.Now()})
 	if err != nil {
 		return store.Turn{}, err
 	}

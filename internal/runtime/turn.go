@@ -63,25 +63,49 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if err != nil {
 		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, err)
 	}
-	msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
+	// A Band message's text comes from the engine (it is sealed there); a
+	// message sent to the session directly carries its own.
+	band := t.SourceMessageID != ""
+	var text string
+	if band {
+		msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
+		if err != nil {
+			// The message was settled or retired meanwhile: nothing to answer.
+			return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+		}
+		text = prompt(msg)
+	} else {
+		msg, err := m.cfg.Store.MessageGet(ctx, m.cfg.Workspace, t.MessageID)
+		if err != nil {
+			return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+		}
+		text = msg.Text
+	}
+	notes, consumed, err := m.turnNotes(ctx, t)
 	if err != nil {
-		// The message was settled or retired meanwhile: nothing to answer.
-		return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+		return err
 	}
 	if byUser() {
 		decided()
 		return cancelled(jam.TurnPreparing)
 	}
-	if err := move(jam.TurnPreparing, jam.TurnRunning, ""); err != nil {
+	// The notes the prompt carries are consumed by this turn in the
+	// transaction that moves it to running.
+	t, err = m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: jam.TurnPreparing, To: jam.TurnRunning,
+		LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now(), ConsumeNotes: consumed})
+	if err != nil {
 		return err
 	}
-	endWork := m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
+	endWork := func() {}
+	if band {
+		endWork = m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
+	}
 	running := t
 	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []Update) {
 		n := m.keepOutput(running.ID, batch)
 		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: n, Updates: batch})
 	})
-	ans, perr := l.host.Prompt(turnCtx, thread, prompt(msg), out.add)
+	ans, perr := l.host.Prompt(turnCtx, thread, withNotes(notes, text), out.add)
 	// The output is out before the turn's end is recorded.
 	out.close()
 	decided()
@@ -105,12 +129,17 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {
 		return err
 	}
-	text := strings.TrimSpace(ans.Text)
+	if !band {
+		// Sent to the session directly: the answer is the turn's output,
+		// and there is nothing to settle on Band.
+		return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
+	}
+	answer := strings.TrimSpace(ans.Text)
 	var serr error
-	if text == "" || text == noReply {
+	if answer == "" || answer == noReply {
 		serr = m.cfg.Settler.Ack(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
 	} else {
-		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: text})
+		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: answer})
 	}
 	if serr != nil {
 		// The message stays queued: it is answered by a later turn.
@@ -118,7 +147,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		if err := move(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed); err != nil {
 			return err
 		}
-		_, err := m.enqueue(ctx, s, t.SourceMessageID)
+		_, err := m.enqueue(ctx, s, t.MessageID, t.SourceMessageID)
 		return err
 	}
 	return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
@@ -166,8 +195,8 @@ func (m *Manager) interrupt(ctx context.Context, s store.Session, t store.Turn, 
 			return err
 		}
 	}
-	if t.SourceMessageID != "" {
-		if _, err := m.enqueue(ctx, s, t.SourceMessageID); err != nil {
+	if t.SourceMessageID != "" || t.MessageID != "" {
+		if _, err := m.enqueue(ctx, s, t.MessageID, t.SourceMessageID); err != nil {
 			return err
 		}
 	}

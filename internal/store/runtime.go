@@ -53,6 +53,17 @@ type Runtime interface {
 	// TurnJournal returns a turn's transitions in order.
 	TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnJournalEntry, error)
 
+	// MessageAccept records an accepted session message (Seq assigned), in
+	// one transaction with what its routing does: a queue message enqueues
+	// its turn (p.Turn, journalled), a steer message names the running
+	// turn it reached (which must still be running, else
+	// jam.ErrConflict), a note is stored alone.
+	MessageAccept(ctx context.Context, p MessageAcceptParams) (SessionMessage, Turn, error)
+	// MessageGet returns one session message.
+	MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (SessionMessage, error)
+	// MessageList returns a session's messages in order.
+	MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]SessionMessage, error)
+
 	// LeaseAcquire ends the holder's live lease, if any (reason
 	// lease_replaced), and starts a new one with the next generation, in
 	// one transaction.
@@ -139,8 +150,13 @@ type Turn struct {
 	WorkspaceID jam.WorkspaceID
 	SessionID   jam.SessionID
 	// Seq orders the session's turns; assigned by the store.
-	Seq             int64
-	Routing         jam.Routing
+	Seq     int64
+	Routing jam.Routing
+	// MessageID is the session message the turn answers; "" for turns
+	// recorded before session messages existed.
+	MessageID jam.MessageID
+	// SourceMessageID is the Band message the turn settles; "" for a
+	// message sent to the session directly.
 	SourceMessageID jam.PlatformMessageID
 	State           jam.TurnState
 	Reason          string
@@ -148,6 +164,44 @@ type Turn struct {
 	LeaseGeneration int64
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+}
+
+// SessionMessage is one accepted piece of authored input to a session.
+// Its content never changes; only the consumption of a note is recorded
+// later.
+type SessionMessage struct {
+	ID          jam.MessageID
+	WorkspaceID jam.WorkspaceID
+	SessionID   jam.SessionID
+	// Seq orders the session's messages; assigned by the store.
+	Seq int64
+	// Requested is the routing the author asked for; Routing is the one
+	// that took effect (a steer the harness cannot take is queued).
+	Requested jam.Routing
+	Routing   jam.Routing
+	// Text is the authored text; "" for a Band message, whose content
+	// stays sealed with it (SourceMessageID).
+	Text            string
+	SourceMessageID jam.PlatformMessageID
+	// TurnID is the turn the message belongs to: for queue the turn that
+	// answers it, for steer the running turn it reached, for a note the
+	// turn that consumed it ("" until then).
+	TurnID     jam.TurnID
+	CreatedAt  time.Time
+	ConsumedAt time.Time
+}
+
+// Pending reports whether m is a note no turn has consumed yet.
+func (m SessionMessage) Pending() bool { return m.Routing == jam.RoutingNote && m.TurnID == "" }
+
+// MessageAcceptParams record a session message. For Routing queue, Turn
+// is the turn to enqueue for it (its MessageID and SourceMessageID are
+// set from the message); for steer, SteeredTurn is the running turn the
+// message reached.
+type MessageAcceptParams struct {
+	Message     SessionMessage
+	Turn        Turn
+	SteeredTurn jam.TurnID
 }
 
 // TurnTransitionParams move a turn from From to To.
@@ -167,6 +221,11 @@ type TurnTransitionParams struct {
 	LeaseID         jam.LeaseID
 	LeaseGeneration int64
 	At              time.Time
+	// ConsumeNotes are the session's pending notes the turn's prompt
+	// carries; only with a move to running, which marks them consumed by
+	// the turn in the same transaction. A note that is not pending is
+	// jam.ErrConflict.
+	ConsumeNotes []jam.MessageID
 }
 
 // TurnJournalEntry is one recorded transition.

@@ -21,6 +21,21 @@ func (c *Client) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 	return out.Turns, err
 }
 
+// SessionMessages lists a session's accepted messages.
+func (c *Client) SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error) {
+	var out wire.SessionMessages
+	err := c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/sessions/%s/messages", session)}, &out)
+	return out.Messages, err
+}
+
+// SessionSend sends a message to a session: a note, a queued turn or a
+// steer.
+func (c *Client) SessionSend(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error) {
+	var out wire.SessionSendResult
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/sessions/%s/messages", session), body: r}, &out)
+	return out, err
+}
+
 // AgentConfig changes an owned agent's runtime configuration.
 func (c *Client) AgentConfig(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error) {
 	var out wire.AgentRuntimeStatus

@@ -32,11 +32,13 @@ type Backend struct {
 	SendFunc       func(ctx context.Context, r wire.SendRequest) (wire.SendResult, error)
 	NoticeFunc     func(ctx context.Context, r wire.NoticeRequest) (wire.NoticeResult, error)
 	// Owned runtimes.
-	SessionsFunc    func(ctx context.Context) ([]wire.Session, error)
-	TurnsFunc       func(ctx context.Context, session string) ([]wire.Turn, error)
-	CancelTurnFunc  func(ctx context.Context, turn string) error
-	AgentConfigFunc func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
-	TurnOutputFunc  func(ctx context.Context, turn string) (wire.TurnOutput, error)
+	SessionsFunc        func(ctx context.Context) ([]wire.Session, error)
+	TurnsFunc           func(ctx context.Context, session string) ([]wire.Turn, error)
+	SessionMessagesFunc func(ctx context.Context, session string) ([]wire.SessionMessage, error)
+	SessionSendFunc     func(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error)
+	CancelTurnFunc      func(ctx context.Context, turn string) error
+	AgentConfigFunc     func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
+	TurnOutputFunc      func(ctx context.Context, turn string) (wire.TurnOutput, error)
 	// Worktrees.
 	WorktreesFunc       func(ctx context.Context) ([]wire.Worktree, error)
 	WorktreeArchiveFunc func(ctx context.Context, session string) (wire.Worktree, error)

@@ -20,6 +20,20 @@ func (f Backend) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 	return f.TurnsFunc(ctx, session)
 }
 
+func (f Backend) SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error) {
+	if f.SessionMessagesFunc == nil {
+		return nil, ErrUnset
+	}
+	return f.SessionMessagesFunc(ctx, session)
+}
+
+func (f Backend) SessionSend(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error) {
+	if f.SessionSendFunc == nil {
+		return wire.SessionSendResult{}, ErrUnset
+	}
+	return f.SessionSendFunc(ctx, session, r)
+}
+
 func (f Backend) AgentConfig(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error) {
 	if f.AgentConfigFunc == nil {
 		return wire.AgentRuntimeStatus{}, ErrUnset

@@ -48,11 +48,13 @@ type Sessions struct {
 
 // Turn is one turn of a session.
 type Turn struct {
-	ID              string    `json:"id"`
-	Seq             int64     `json:"seq"`
-	State           string    `json:"state"`
-	Reason          string    `json:"reason,omitempty"`
-	Message         string    `json:"message,omitempty"`
+	ID      string `json:"id"`
+	Seq     int64  `json:"seq"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Input is the session message the turn answers (msg_…).
+	Input           string    `json:"input,omitempty"`
 	Lease           string    `json:"lease,omitempty"`
 	LeaseGeneration int64     `json:"lease_generation,omitempty"`
 	Created         time.Time `json:"created_at"`
@@ -126,4 +128,45 @@ type Worktrees struct {
 type WorktreeRemoveRequest struct {
 	// Force discards uncommitted changes.
 	Force bool `json:"force,omitempty"`
+}
+
+// SessionMessage is one accepted piece of input to a session. Routing is
+// what took effect: note (context for the next turn), queue (a turn
+// answers it) or steer (it reached the running turn); Requested is what
+// was asked for when it differs. Turn is the turn it belongs to: the one
+// that answers it, the running one it reached, or the one that consumed a
+// note. Source is the Band message it came from, if any (its text stays
+// with Band).
+type SessionMessage struct {
+	ID        string    `json:"id"`
+	Session   string    `json:"session"`
+	Seq       int64     `json:"seq"`
+	Routing   string    `json:"routing"`
+	Requested string    `json:"requested,omitempty"`
+	Text      string    `json:"text,omitempty"`
+	Source    string    `json:"source,omitempty"`
+	Turn      string    `json:"turn,omitempty"`
+	Created   time.Time `json:"created_at"`
+	Consumed  time.Time `json:"consumed_at,omitzero"`
+}
+
+// SessionMessages is the body of GET /v1/sessions/{session}/messages.
+type SessionMessages struct {
+	Messages []SessionMessage `json:"messages"`
+}
+
+// SessionSendRequest is the body of POST /v1/sessions/{session}/messages.
+// Routing is note, queue (the default) or steer.
+type SessionSendRequest struct {
+	Text    string `json:"text"`
+	Routing string `json:"routing,omitempty"`
+}
+
+// SessionSendResult answers a SessionSendRequest. RoutingEffective is
+// what happened: a steer the agent's harness cannot take is queued. Turn
+// is the turn that answers a queued message.
+type SessionSendResult struct {
+	Message          SessionMessage `json:"message"`
+	RoutingEffective string         `json:"routing_effective"`
+	Turn             string         `json:"turn,omitempty"`
 }

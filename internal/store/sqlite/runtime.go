@@ -35,15 +35,24 @@ WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecyc
 	sessionAll       = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? ORDER BY created_at, id`
 	sessionSetThread = `UPDATE runtime_sessions SET provider_thread = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`
 
-	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at`
+	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id`
 	turnInsert  = `INSERT INTO turns (` + turnColumns + `)
-SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ? FROM turns WHERE session_id = ?
+SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ?, ? FROM turns WHERE session_id = ?
 RETURNING seq`
 	turnSelect    = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND id = ?`
 	turnOfSession = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
 	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
 	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	messageColumns = `id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at`
+	messageInsert  = `INSERT INTO session_messages (` + messageColumns + `)
+SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, NULL FROM session_messages WHERE session_id = ?
+RETURNING seq`
+	messageSelect    = `SELECT ` + messageColumns + ` FROM session_messages WHERE workspace_id = ? AND id = ?`
+	messageOfSession = `SELECT ` + messageColumns + ` FROM session_messages WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
+	messageSetTurn   = `UPDATE session_messages SET turn_id = ? WHERE id = ?`
+	messageConsume   = `UPDATE session_messages SET turn_id = ?, consumed_at = ?
+WHERE workspace_id = ? AND session_id = ? AND id = ? AND routing = 'note' AND turn_id = ''`
 	journalOfTurn = `SELECT seq, turn_id, from_state, to_state, reason, lease_generation, at FROM turn_journal
 WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
 
@@ -315,32 +324,26 @@ func scanSession(row scanner) (store.Session, error) {
 
 // TurnEnqueue implements [store.Runtime].
 func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, error) {
-	_, err := jam.ParseID[jam.TurnID](string(t.ID))
-	if err == nil {
-		_, err = jam.ParseEnum("routing", string(t.Routing), jam.Routings)
-	}
-	if err == nil && t.SourceMessageID != "" {
-		t.SourceMessageID, err = parseMessageID(t.SourceMessageID)
-	}
-	if err == nil {
-		err = validateTime("created at", t.CreatedAt)
-	}
-	if err != nil {
+	if err := validateTurn(&t); err != nil {
 		return store.Turn{}, fmt.Errorf("turn enqueue: %w", err)
 	}
-	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		if _, err := scanSession(tx.QueryRowContext(ctx, sessionSelect, t.WorkspaceID, t.SessionID)); err != nil {
 			return notFoundAs(err, "no such session")
 		}
-		at := t.CreatedAt.UnixMicro()
-		if err := tx.QueryRowContext(ctx, turnInsert, t.ID, t.WorkspaceID, t.SessionID, t.Routing, t.SourceMessageID, at, at, t.SessionID).Scan(&t.Seq); err != nil {
-			if isUniqueViolation(err) {
-				return fmt.Errorf("%w: turn %s", jam.ErrAlreadyExists, t.ID)
+		if t.MessageID != "" {
+			m, err := scanMessage(tx.QueryRowContext(ctx, messageSelect, t.WorkspaceID, t.MessageID))
+			if err != nil {
+				return notFoundAs(err, "no such session message")
 			}
-			return err
+			if m.SessionID != t.SessionID || m.Routing != jam.RoutingQueue {
+				return fmt.Errorf("%w: message %s is not a queue message of session %s", jam.ErrInvalid, m.ID, t.SessionID)
+			}
+			if _, err := tx.ExecContext(ctx, messageSetTurn, t.ID, m.ID); err != nil {
+				return err
+			}
 		}
-		_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at)
-		return err
+		return insertTurn(ctx, tx, &t)
 	})
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("turn enqueue: %w", err)
@@ -348,7 +351,155 @@ func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, erro
 	return s.TurnGet(ctx, t.WorkspaceID, t.ID)
 }
 
-// TurnGet implements [store.Runtime].
+// validateTurn checks a turn to enqueue.
+func validateTurn(t *store.Turn) error {
+	_, err := jam.ParseID[jam.TurnID](string(t.ID))
+	if err == nil {
+		_, err = jam.ParseEnum("routing", string(t.Routing), jam.Routings)
+	}
+	if err == nil && t.SourceMessageID != "" {
+		t.SourceMessageID, err = parseMessageID(t.SourceMessageID)
+	}
+	if err == nil && t.MessageID != "" {
+		_, err = jam.ParseID[jam.MessageID](string(t.MessageID))
+	}
+	if err == nil {
+		err = validateTime("created at", t.CreatedAt)
+	}
+	return err
+}
+
+// insertTurn appends a queued turn to its session and journals it.
+func insertTurn(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
+	at := t.CreatedAt.UnixMicro()
+	if err := tx.QueryRowContext(ctx, turnInsert, t.ID, t.WorkspaceID, t.SessionID, t.Routing, t.SourceMessageID, at, at, t.MessageID, t.SessionID).Scan(&t.Seq); err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("%w: turn %s", jam.ErrAlreadyExists, t.ID)
+		}
+		return err
+	}
+	_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at)
+	return err
+}
+
+// MessageAccept implements store.Runtime.
+func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) (store.SessionMessage, store.Turn, error) {
+	m := p.Message
+	_, err := jam.ParseID[jam.MessageID](string(m.ID))
+	if err == nil {
+		_, err = jam.ParseEnum("routing", string(m.Routing), jam.Routings)
+	}
+	if err == nil {
+		_, err = jam.ParseEnum("requested routing", string(m.Requested), jam.Routings)
+	}
+	if err == nil && m.SourceMessageID != "" {
+		m.SourceMessageID, err = parseMessageID(m.SourceMessageID)
+	}
+	if err == nil {
+		err = validateText("text", m.Text)
+	}
+	if err == nil && m.Text == "" && m.SourceMessageID == "" {
+		err = fmt.Errorf("%w: a message needs text", jam.ErrInvalid)
+	}
+	if err == nil {
+		err = validateTime("created at", m.CreatedAt)
+	}
+	if err == nil && m.Requested != m.Routing && (m.Requested != jam.RoutingSteer || m.Routing != jam.RoutingQueue) {
+		err = fmt.Errorf("%w: a %s message cannot take effect as %s", jam.ErrInvalid, m.Requested, m.Routing)
+	}
+	t := p.Turn
+	switch m.Routing {
+	case jam.RoutingQueue:
+		t.WorkspaceID, t.SessionID, t.Routing, t.MessageID, t.SourceMessageID = m.WorkspaceID, m.SessionID, jam.RoutingQueue, m.ID, m.SourceMessageID
+		if t.CreatedAt.IsZero() {
+			t.CreatedAt = m.CreatedAt
+		}
+		if err == nil {
+			err = validateTurn(&t)
+		}
+		m.TurnID = t.ID
+	case jam.RoutingSteer:
+		if err == nil {
+			_, err = jam.ParseID[jam.TurnID](string(p.SteeredTurn))
+		}
+		m.TurnID = p.SteeredTurn
+	case jam.RoutingNote:
+		m.TurnID = ""
+	}
+	if err != nil {
+		return store.SessionMessage{}, store.Turn{}, fmt.Errorf("message accept: %w", err)
+	}
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		ss, err := scanSession(tx.QueryRowContext(ctx, sessionSelect, m.WorkspaceID, m.SessionID))
+		if err != nil {
+			return notFoundAs(err, "no such session")
+		}
+		if ss.Lifecycle != jam.SessionOpen {
+			return fmt.Errorf("%w: session %s is %s", jam.ErrConflict, ss.ID, ss.Lifecycle)
+		}
+		if m.Routing == jam.RoutingSteer {
+			st, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, m.WorkspaceID, m.TurnID))
+			if err != nil {
+				return notFoundAs(err, "no such turn")
+			}
+			if st.SessionID != m.SessionID || st.State != jam.TurnRunning {
+				return fmt.Errorf("%w: turn %s of session %s is not running", jam.ErrConflict, st.ID, m.SessionID)
+			}
+		}
+		at := m.CreatedAt.UnixMicro()
+		if err := tx.QueryRowContext(ctx, messageInsert, m.ID, m.WorkspaceID, m.SessionID, m.Requested, m.Routing, m.Text, m.SourceMessageID,
+			m.TurnID, at, m.SessionID).Scan(&m.Seq); err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("%w: message %s", jam.ErrAlreadyExists, m.ID)
+			}
+			return err
+		}
+		if m.Routing == jam.RoutingQueue {
+			return insertTurn(ctx, tx, &t)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.SessionMessage{}, store.Turn{}, fmt.Errorf("message accept: %w", err)
+	}
+	m, err = s.MessageGet(ctx, m.WorkspaceID, m.ID)
+	if err != nil || m.Routing != jam.RoutingQueue {
+		return m, store.Turn{}, err
+	}
+	t, err = s.TurnGet(ctx, m.WorkspaceID, t.ID)
+	return m, t, err
+}
+
+// MessageGet implements store.Runtime.
+func (s *Store) MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (store.SessionMessage, error) {
+	m, err := scanMessage(s.reader.QueryRowContext(ctx, messageSelect, ws, id))
+	if err != nil {
+		return store.SessionMessage{}, fmt.Errorf("message %s: %w", id, notFoundAs(err, "no such session message"))
+	}
+	return m, nil
+}
+
+// MessageList implements store.Runtime.
+func (s *Store) MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.SessionMessage, error) {
+	out, err := queryAll(ctx, s.reader, scanMessage, messageOfSession, ws, session)
+	if err != nil {
+		return nil, fmt.Errorf("message list: %w", err)
+	}
+	return out, nil
+}
+
+func scanMessage(row scanner) (store.SessionMessage, error) {
+	var m store.SessionMessage
+	var created int64
+	var consumed sql.NullInt64
+	err := row.Scan(&m.ID, &m.WorkspaceID, &m.SessionID, &m.Seq, &m.Requested, &m.Routing, &m.Text, &m.SourceMessageID, &m.TurnID, &created, &consumed)
+	m.CreatedAt = fromMicros(created)
+	if consumed.Valid {
+		m.ConsumedAt = fromMicros(consumed.Int64)
+	}
+	return m, err
+}
+
 func (s *Store) TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error) {
 	t, err := scanTurn(s.reader.QueryRowContext(ctx, turnSelect, ws, id))
 	if err != nil {
@@ -376,6 +527,9 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	}
 	if err := validateText("reason", p.Reason); err != nil {
 		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
+	}
+	if len(p.ConsumeNotes) > 0 && p.To != jam.TurnRunning {
+		return store.Turn{}, fmt.Errorf("turn %s: %w: notes are consumed by a turn moving to running", p.ID, jam.ErrInvalid)
 	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		t, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
@@ -407,6 +561,17 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return fmt.Errorf("%w: another turn of session %s is active", jam.ErrConflict, t.SessionID)
 			}
 			return err
+		}
+		for _, n := range p.ConsumeNotes {
+			res, err := tx.ExecContext(ctx, messageConsume, p.ID, p.At.UnixMicro(), p.WorkspaceID, t.SessionID, n)
+			if err != nil {
+				return err
+			}
+			if k, err := res.RowsAffected(); err != nil {
+				return err
+			} else if k == 0 {
+				return fmt.Errorf("%w: %s is not a pending note of session %s", jam.ErrConflict, n, t.SessionID)
+			}
 		}
 		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro())
 		return err
@@ -444,7 +609,7 @@ func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.Turn
 func scanTurn(row scanner) (store.Turn, error) {
 	var t store.Turn
 	var created, updated int64
-	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated)
+	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated, &t.MessageID)
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return t, err
 }
