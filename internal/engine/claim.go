@@ -23,6 +23,14 @@ func retryable(err error) bool {
 // lane moves on; a permanent one leaves the row queued for a later
 // redelivery.
 func (e *Engine) claimAndDeliver(ctx context.Context, p *peerState, row store.QueueRow) {
+	e.claimAndDeliverAs(ctx, p, row, false)
+}
+
+// claimAndDeliverAs is claimAndDeliver; with inOrder, a retryable claim
+// failure is retried in place (with the same bounded backoff) before the
+// caller goes on to the room's next row, so a redelivered room reaches its
+// agent in order.
+func (e *Engine) claimAndDeliverAs(ctx context.Context, p *peerState, row store.QueueRow, inOrder bool) {
 	err := e.claim(ctx, p, row)
 	if err == nil {
 		e.deliver(ctx, row)
@@ -38,6 +46,12 @@ func (e *Engine) claimAndDeliver(ctx context.Context, p *peerState, row store.Qu
 	if !retryable(err) || ctx.Err() != nil {
 		base.Kind = EventClaimFailed
 		e.emit(base)
+		return
+	}
+	if inOrder {
+		base.Kind = EventClaimRetry
+		e.emit(base)
+		e.retryClaim(p, row)
 		return
 	}
 	select {
@@ -195,7 +209,7 @@ func (e *Engine) redeliverBinding(ctx context.Context, p *peerState, b store.Bin
 		} else if !ok {
 			continue
 		}
-		e.claimAndDeliver(ctx, p, row)
+		e.claimAndDeliverAs(ctx, p, row, true)
 	}
 	return nil
 }

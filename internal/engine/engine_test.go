@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -412,4 +413,42 @@ func TestEngine_startDoesNotWaitForTheBacklog(t *testing.T) {
 	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second), jam.PlatformMessageID(third)}, got,
 		"the backlog first, then the new message")
 	<-eng.Recovered()
+}
+
+// TestEngine_redeliveryKeepsRoomOrderThroughRetries: after a restart, a
+// room's first queued message whose claim fails once (retryable) is still
+// delivered before the room's next one.
+func TestEngine_redeliveryKeepsRoomOrderThroughRetries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	ctx := t.Context()
+	first, second := b.inbound(t, 1, "one"), b.inbound(t, 2, "two")
+	b.delivered(t)
+	b.delivered(t)
+	require.NoError(t, b.eng.Stop(ctx))
+
+	var failed atomic.Bool
+	agent := &fakeAgent{Roster: b.agent.Roster, ProcessingF: func(_, msg string) error {
+		if msg == first && failed.CompareAndSwap(false, true) {
+			return fmt.Errorf("%w: 503 from the platform", jam.ErrUnavailable)
+		}
+		return nil
+	}}
+	del := deliveries{ch: make(chan Delivery, 16)}
+	eng, err := New(Config{Store: b.st, Spool: b.sp, Sealer: b.eng.cfg.Sealer, Deliverer: del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: b.ws, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: agent}))
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(context.Background())
+	var got []jam.PlatformMessageID
+	for range 2 {
+		select {
+		case d := <-del.ch:
+			got = append(got, d.Row.MessageID)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("delivered only %v", got)
+		}
+	}
+	require.True(t, failed.Load())
+	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second)}, got)
 }

@@ -29,8 +29,9 @@ import (
 const ChildEnv = "JAMBENCH_RECOVERY_DAEMON"
 
 // redeliverParallel is the number of rooms jam's redelivery works on at
-// once (internal/engine Redeliver); the hub-alone baseline does the same.
-const redeliverParallel = 1
+// once (internal/engine Redeliver: as many as lanes may be active); the
+// hub-alone baseline does the same.
+const redeliverParallel = 8
 
 // Child runs the daemon of a measurement on dir until in ends.
 func Child(ctx context.Context, dir string, in io.Reader) error {
@@ -98,8 +99,32 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	since := func(t time.Time) float64 { return t.Sub(start).Seconds() }
 	var res JamResult
 
+	// The agent's view, from the start: when the control API first
+	// answers, and when the agent can first take a message through it.
+	var ready, taken atomic.Int64 // nanoseconds since start; 0 = not yet
+	actx, acancel := context.WithCancel(ctx)
+	var agent sync.WaitGroup
+	defer func() {
+		acancel()
+		agent.Wait()
+	}()
+	agent.Go(func() {
+		if _, err := c.WaitReady(actx, 5*time.Millisecond); err != nil {
+			return
+		}
+		ready.Store(int64(time.Since(start)))
+		for actx.Err() == nil {
+			inbox, err := c.WaitInbox(actx, wire.WaitRequest{Agent: agentName, TimeoutMS: 1000})
+			if err == nil && len(inbox.Messages) > 0 {
+				taken.Store(int64(time.Since(start)))
+				return
+			}
+		}
+	})
+	seconds := func(v *atomic.Int64) float64 { return time.Duration(v.Load()).Seconds() }
+
 	// Follow the redelivery in the store (the daemon's own delivery times)
-	// until the sample is delivered: the control API may not answer yet.
+	// until the sample is delivered.
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -126,34 +151,23 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	}
 	res.Taken = o.JamSample
 	if o.JamSample < o.Messages {
-		// The control API answers only once Start's redelivery is done
-		// (when it does earlier, the first delivery is the first event).
 		res.PeakRSSKiB = peakRSS(cmd.Process.Pid)
 		res.All = res.FirstDeliveredEvent + (res.SampleSeconds-res.FirstDeliveredEvent)*float64(o.Messages)/float64(o.JamSample)
-		st, err := c.Status(ctx)
-		if err == nil && st.State == wire.StateRunning {
-			res.Ready = since(time.Now())
-			res.First = res.Ready
-		} else {
-			res.First = res.All
+		res.Ready, res.First = seconds(&ready), seconds(&taken)
+		if res.First == 0 {
+			// The agent could not take a message yet: no earlier than
+			// all are redelivered.
+			res.First = max(res.All, res.SampleSeconds)
 		}
 		killed = true
 		return res, cmd.Process.Kill()
 	}
 
-	if _, err := c.WaitReady(ctx, 5*time.Millisecond); err != nil {
-		return JamResult{}, fmt.Errorf("daemon not ready: %w", err)
+	agent.Wait() // the agent has taken its first message by now
+	if taken.Load() == 0 {
+		return JamResult{}, fmt.Errorf("the agent could not take a message: %w", ctx.Err())
 	}
-	res.Ready = since(time.Now())
-	for res.First == 0 {
-		inbox, err := c.WaitInbox(ctx, wire.WaitRequest{Agent: agentName, TimeoutMS: 1000})
-		if err != nil {
-			return JamResult{}, fmt.Errorf("wait inbox: %w", err)
-		}
-		if len(inbox.Messages) > 0 {
-			res.First = since(time.Now())
-		}
-	}
+	res.Ready, res.First = seconds(&ready), seconds(&taken)
 	first, last, n, err := delivered(ctx, c, s)
 	if err != nil {
 		return JamResult{}, err
