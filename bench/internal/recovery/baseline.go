@@ -102,14 +102,16 @@ func takeRoom(ctx context.Context, agent *band.Client, room string, limit int, t
 			return fmt.Errorf("list room %s: %w", room, err)
 		}
 		for _, m := range page.Messages {
-			if taken.Load() >= int64(limit) {
+			// Reserve the claim first: rooms run side by side, and
+			// exactly limit messages are taken.
+			if taken.Add(1) > int64(limit) {
+				taken.Add(-1)
 				return nil
 			}
 			if _, err := agent.AgentProcessing(ctx, room, m.ID); err != nil {
 				return fmt.Errorf("claim %s: %w", m.ID, err)
 			}
 			claimed()
-			taken.Add(1)
 		}
 		if !page.HasMore || page.NextCursor == "" || page.NextCursor == cursor {
 			return nil
