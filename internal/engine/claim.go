@@ -117,8 +117,13 @@ func (e *Engine) claim(ctx context.Context, p *peerState, row store.QueueRow) er
 			return fmt.Errorf("claim %s: %w", row.MessageID, err)
 		}
 	}
-	if err := e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueClaimed, At: e.cfg.Now()}); err != nil {
-		return fmt.Errorf("record claim %s: %w", row.MessageID, err)
+	// A row delivered before (a redelivery) stays delivered: the agent
+	// may already hold it, and marking it claimed again would hide it from
+	// the inbox while the room's later rows still show.
+	if row.State != store.QueueDelivered {
+		if err := e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueClaimed, At: e.cfg.Now()}); err != nil {
+			return fmt.Errorf("record claim %s: %w", row.MessageID, err)
+		}
 	}
 	e.emit(Event{Kind: EventClaimed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding})
 	return nil

@@ -382,6 +382,7 @@ func TestEngine_startDoesNotWaitForTheBacklog(t *testing.T) {
 	first, second := b.inbound(t, 1, "one"), b.inbound(t, 2, "two")
 	require.Equal(t, jam.PlatformMessageID(first), b.delivered(t).Row.MessageID)
 	require.Equal(t, jam.PlatformMessageID(second), b.delivered(t).Row.MessageID)
+	b.waitEvent(t, EventDelivered, second) // recorded delivered
 	require.NoError(t, b.eng.Stop(ctx))
 
 	// A restart: claims hang until the gate opens.
@@ -393,6 +394,12 @@ func TestEngine_startDoesNotWaitForTheBacklog(t *testing.T) {
 	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: b.ws, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: agent}))
 	require.NoError(t, eng.Start(ctx), "Start returns with the backlog's claims hanging")
 	defer eng.Stop(context.Background())
+	released := false
+	defer func() {
+		if !released {
+			close(gate) // a failed check must not leave Stop waiting on a claim
+		}
+	}()
 	select {
 	case <-eng.Recovered():
 		t.Fatal("recovered while claims hang")
@@ -401,6 +408,7 @@ func TestEngine_startDoesNotWaitForTheBacklog(t *testing.T) {
 	third := "0190a1b2-0000-4000-8000-000000000003"
 	require.NoError(t, eng.Inbound(ctx, b.ws, b.peer, protocol.Message{ID: third, ChatRoomID: string(b.room), Content: "three", SenderID: ownerID, SenderType: "User", MessageType: "text"}))
 	close(gate)
+	released = true
 	var got []jam.PlatformMessageID
 	for range 3 {
 		select {
@@ -451,4 +459,48 @@ func TestEngine_redeliveryKeepsRoomOrderThroughRetries(t *testing.T) {
 	}
 	require.True(t, failed.Load())
 	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second)}, got)
+}
+
+// blockingDeliverer holds every delivery until released.
+type blockingDeliverer struct {
+	entered chan jam.PlatformMessageID
+	release chan struct{}
+}
+
+func (d blockingDeliverer) Deliver(_ context.Context, del Delivery) error {
+	d.entered <- del.Row.MessageID
+	<-d.release
+	return nil
+}
+
+// TestEngine_redeliveredRowStaysInTheInbox: while a restart renews the
+// claim of a message delivered before, the message stays in the inbox,
+// with the room's later ones, in order (marking it claimed again would
+// hide it while the later ones still show).
+func TestEngine_redeliveredRowStaysInTheInbox(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	ctx := t.Context()
+	first, second := b.inbound(t, 1, "one"), b.inbound(t, 2, "two")
+	b.delivered(t)
+	b.delivered(t)
+	b.waitEvent(t, EventDelivered, second)
+	require.NoError(t, b.eng.Stop(ctx))
+
+	del := blockingDeliverer{entered: make(chan jam.PlatformMessageID, 4), release: make(chan struct{})}
+	eng, err := New(Config{Store: b.st, Spool: b.sp, Sealer: b.eng.cfg.Sealer, Deliverer: del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: b.ws, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: &fakeAgent{Roster: b.agent.Roster}}))
+	require.NoError(t, eng.Start(ctx))
+	defer eng.Stop(context.Background())
+	defer close(del.release)
+	// The first message is claimed again and its delivery is under way.
+	require.Equal(t, jam.PlatformMessageID(first), <-del.entered)
+	items, err := eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer})
+	require.NoError(t, err)
+	var ids []jam.PlatformMessageID
+	for _, it := range items {
+		ids = append(ids, it.MessageID)
+	}
+	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second)}, ids)
 }
