@@ -84,7 +84,7 @@ func (fp *fakePhoenix) accept(t *testing.T) *fakeConn {
 	select {
 	case fc := <-fp.conns:
 		return fc
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no connection")
 		return nil
 	}
@@ -95,7 +95,7 @@ func (fc *fakeConn) next(t *testing.T) phoenix.Frame {
 	select {
 	case f := <-fc.frames:
 		return f
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no frame")
 		return phoenix.Frame{}
 	}
@@ -155,7 +155,7 @@ func (r *recorder) waitState(t *testing.T, want ConnState) stateChange {
 			if sc.st == want {
 				return sc
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Fatalf("no %s state", want)
 		}
 	}
@@ -173,7 +173,31 @@ func runSocket(t *testing.T, s *Socket, h Handler) (context.CancelFunc, <-chan e
 	done := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Go(func() { done <- s.Run(ctx, h) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	t.Cleanup(func() {
+		cancel()
+		// A test that failed early leaves the recorder unread: drain it so
+		// the socket, blocked reporting to it, can end.
+		r, ok := h.(*recorder)
+		if !ok {
+			wg.Wait()
+			return
+		}
+		stop := make(chan struct{})
+		var drain sync.WaitGroup
+		drain.Go(func() {
+			for {
+				select {
+				case <-r.states:
+				case <-r.pushes:
+				case <-stop:
+					return
+				}
+			}
+		})
+		wg.Wait()
+		close(stop)
+		drain.Wait()
+	})
 	return cancel, done
 }
 
@@ -277,7 +301,7 @@ func TestSocket_supersedeIsTerminal(t *testing.T) {
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, ErrSuperseded)
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("supersede did not end Run")
 	}
 	select {
