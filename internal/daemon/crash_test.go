@@ -188,30 +188,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	bound := (rooms - 1) * perRoom
 	drainCtx, stopDraining := context.WithCancel(ctx)
 	defer stopDraining()
-	wg.Go(func() {
-		for drainCtx.Err() == nil {
-			inbox, err := client.WaitInbox(drainCtx, wire.WaitRequest{Agent: "coder", TimeoutMS: 2000})
-			if err != nil {
-				continue // the daemon is down or restarting
-			}
-			for _, m := range inbox.Messages {
-				mu.Lock()
-				if !seen[m.ID] {
-					seen[m.ID] = true
-					firstSeen[m.Room] = append(firstSeen[m.Room], m.ID)
-				}
-				mu.Unlock()
-				// A message seen again (after a crash) is worked again:
-				// reply and ack must make that harmless.
-				if m.Content[len(m.Content)-1]%2 == 0 {
-					_, err = client.Reply(drainCtx, m.ID, wire.ReplyRequest{Text: "done " + m.ID})
-				} else {
-					err = client.Ack(drainCtx, m.ID, wire.AckRequest{})
-				}
-				_ = err // a failed settle is retried when the message is listed again
-			}
-		}
-	})
+	wg.Go(func() { drainSettling(drainCtx, client, &mu, seen, firstSeen) })
 
 	for i := range kills {
 		wait := time.Duration(50+rand.IntN(400)) * time.Millisecond
@@ -431,28 +408,7 @@ func TestCrash_sigkillHubAndDaemon(t *testing.T) {
 	})
 	drainCtx, stopDraining := context.WithCancel(ctx)
 	defer stopDraining()
-	wg.Go(func() {
-		for drainCtx.Err() == nil {
-			inbox, err := client.WaitInbox(drainCtx, wire.WaitRequest{Agent: "coder", TimeoutMS: 2000})
-			if err != nil {
-				continue // the daemon is down or restarting
-			}
-			for _, m := range inbox.Messages {
-				mu.Lock()
-				if !seen[m.ID] {
-					seen[m.ID] = true
-					firstSeen[m.Room] = append(firstSeen[m.Room], m.ID)
-				}
-				mu.Unlock()
-				if m.Content[len(m.Content)-1]%2 == 0 {
-					_, err = client.Reply(drainCtx, m.ID, wire.ReplyRequest{Text: "done " + m.ID})
-				} else {
-					err = client.Ack(drainCtx, m.ID, wire.AckRequest{})
-				}
-				_ = err // a failed settle is retried when the message is listed again
-			}
-		}
-	})
+	wg.Go(func() { drainSettling(drainCtx, client, &mu, seen, firstSeen) })
 
 	// Kills alternate so that the hub is never killed twice in a row: a
 	// daemon restart in between keeps its reconnect backoff short.
@@ -571,4 +527,31 @@ func logTail(t *testing.T, path string) {
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	t.Logf("last lines of %s:\n%s", filepath.Base(path), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+}
+
+// drainSettling works the agent's inbox until ctx ends, noting each room's
+// messages in the order first seen, and replies to or acks each (by the
+// parity of its last byte). A message seen again (after a crash) is worked
+// again: reply and ack must make that harmless.
+func drainSettling(ctx context.Context, client *apiclient.Client, mu *sync.Mutex, seen map[string]bool, firstSeen map[string][]string) {
+	for ctx.Err() == nil {
+		inbox, err := client.WaitInbox(ctx, wire.WaitRequest{Agent: "coder", TimeoutMS: 2000})
+		if err != nil {
+			continue // the daemon is down or restarting
+		}
+		for _, m := range inbox.Messages {
+			mu.Lock()
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				firstSeen[m.Room] = append(firstSeen[m.Room], m.ID)
+			}
+			mu.Unlock()
+			if m.Content[len(m.Content)-1]%2 == 0 {
+				_, err = client.Reply(ctx, m.ID, wire.ReplyRequest{Text: "done " + m.ID})
+			} else {
+				err = client.Ack(ctx, m.ID, wire.AckRequest{})
+			}
+			_ = err // a failed settle is retried when the message is listed again
+		}
+	}
 }
