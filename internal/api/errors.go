@@ -25,6 +25,9 @@ var httpStatus = map[wire.Code]int{
 	wire.CodeUnavailable:      http.StatusServiceUnavailable,
 	wire.CodeStopping:         http.StatusServiceUnavailable,
 	wire.CodeStorageFull:      http.StatusInsufficientStorage,
+
+	// A room configured differently from the shared process it would run on.
+	wire.CodePlacementIncompatible: http.StatusConflict,
 }
 
 // sentinelCodes maps the vocabulary's sentinel errors to codes. Order
@@ -39,6 +42,7 @@ var sentinelCodes = []struct {
 	{jam.ErrInvalid, wire.CodeInvalidArgument},
 	{jam.ErrNotFound, wire.CodeNotFound},
 	{jam.ErrAlreadyExists, wire.CodeAlreadyExists},
+	{jam.ErrIncompatible, wire.CodePlacementIncompatible},
 	{jam.ErrConflict, wire.CodeConflict},
 	{jam.ErrUnauthenticated, wire.CodeUnauthenticated},
 	{jam.ErrPermissionDenied, wire.CodePermissionDenied},

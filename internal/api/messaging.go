@@ -168,7 +168,7 @@ func (s *Server) handleUnbind(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
-	q, err := query(r, "agent", "room", "unrouted")
+	q, err := query(r, "agent", "room", "unrouted", "limit", "after")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -180,7 +180,18 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	inbox, err := s.backend.Inbox(r.Context(), q.Get("agent"), q.Get("room"), unrouted)
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > wire.MaxInboxLimit {
+			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), wire.MaxInboxLimit))
+			return
+		}
+	}
+	if v := q.Get("after"); v != "" && !validCursor(v) {
+		s.writeError(w, r, invalid("query parameter after=%s is not a cursor an inbox gave (next_cursor)", clip(v)))
+		return
+	}
+	inbox, err := s.backend.Inbox(r.Context(), wire.InboxQuery{Agent: q.Get("agent"), Room: q.Get("room"), Unrouted: unrouted, Limit: limit, After: q.Get("after")})
 	if err != nil {
 		s.writeError(w, r, fmt.Errorf("inbox: %w", err))
 		return
@@ -195,6 +206,14 @@ func (s *Server) handleWaitInbox(w http.ResponseWriter, r *http.Request) {
 	var req wire.WaitRequest
 	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if req.After != "" && !validCursor(req.After) {
+		s.writeError(w, r, invalid("after %q is not a cursor an inbox gave (next_cursor)", clip(req.After)))
+		return
+	}
+	if req.Limit < 0 || req.Limit > wire.MaxInboxLimit {
+		s.writeError(w, r, invalid("limit %d is outside 1 to %d (0 means %d)", req.Limit, wire.MaxInboxLimit, wire.DefaultInboxLimit))
 		return
 	}
 	if req.TimeoutMS < 0 || req.TimeoutMS > wire.MaxWait.Milliseconds() {
@@ -393,4 +412,11 @@ func nonNil[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// validCursor reports whether v is an inbox cursor: a decimal sequence
+// number.
+func validCursor(v string) bool {
+	n, err := strconv.ParseInt(v, 10, 64)
+	return err == nil && n >= 0 && len(v) <= 19
 }

@@ -177,24 +177,22 @@ func TestMessaging_routes(t *testing.T) {
 			wantStatus: 200, wantBody: `{"ok":true}`,
 		},
 		{
-			name: "inbox with filters", method: "GET", path: "/v1/inbox?agent=alice&room=r1&unrouted=true",
+			name: "inbox with filters", method: "GET", path: "/v1/inbox?agent=alice&room=r1&unrouted=true&limit=7&after=12",
 			backend: func(t *testing.T) fakeBackend {
-				return fakeBackend{InboxFunc: func(_ context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-					assert.Equal(t, "alice", agent)
-					assert.Equal(t, "r1", room)
-					assert.True(t, unrouted)
-					return wire.Inbox{Messages: []wire.InboxMessage{message}}, nil
+				return fakeBackend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+					assert.Equal(t, wire.InboxQuery{Agent: "alice", Room: "r1", Unrouted: true, Limit: 7, After: "12"}, q)
+					return wire.Inbox{Messages: []wire.InboxMessage{message}, More: true, NextCursor: "19"}, nil
 				}}
 			},
 			wantStatus: 200,
-			wantBody:   `{"messages":[{"id":"m1","peer":"default/alice","room":"r1","sender_id":"u1","sender_name":"ann","content":"hi","addressed_to_user":false,"state":"queued","received_at":"2026-01-02T03:04:05Z"}]}`,
+			wantBody:   `{"messages":[{"id":"m1","peer":"default/alice","room":"r1","sender_id":"u1","sender_name":"ann","content":"hi","addressed_to_user":false,"state":"queued","received_at":"2026-01-02T03:04:05Z"}],"more":true,"next_cursor":"19"}`,
 		},
+
 		{
 			name: "empty inbox", method: "GET", path: "/v1/inbox",
 			backend: func(t *testing.T) fakeBackend {
-				return fakeBackend{InboxFunc: func(_ context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-					assert.Empty(t, agent+room)
-					assert.False(t, unrouted)
+				return fakeBackend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+					assert.Equal(t, wire.InboxQuery{}, q)
 					return wire.Inbox{}, nil
 				}}
 			},
@@ -324,7 +322,15 @@ func TestMessaging_invalidInput(t *testing.T) {
 		{name: "send with blank recipient", method: "POST", path: "/v1/send", body: `{"room":"r1","text":"t","recipients":[""]}`, wantMsg: "recipients[0] is empty"},
 		{name: "notice without text", method: "POST", path: "/v1/notices", body: `{"room":"r1"}`, wantMsg: "text is required"},
 		{name: "notice with an unknown field", method: "POST", path: "/v1/notices", body: `{"room":"r1","text":"t","to":"x"}`, wantMsg: "unknown field"},
-		{name: "unknown query parameter", method: "GET", path: "/v1/inbox?agnet=a", wantMsg: `unknown query parameter "agnet" (known: agent, room, unrouted)`},
+		{name: "unknown query parameter", method: "GET", path: "/v1/inbox?agnet=a", wantMsg: `unknown query parameter "agnet" (known: agent, room, unrouted, limit, after)`},
+		{name: "inbox cursor not a number", method: "GET", path: "/v1/inbox?after=abc", wantMsg: "after=abc is not a cursor"},
+		{name: "inbox cursor negative", method: "GET", path: "/v1/inbox?after=-3", wantMsg: "after=-3 is not a cursor"},
+		{name: "wait cursor not a number", method: "POST", path: "/v1/waitInbox", body: `{"after":"x1"}`, wantMsg: `after "x1" is not a cursor`},
+		{name: "inbox limit over the bound", method: "GET", path: "/v1/inbox?limit=1001", wantMsg: "limit=1001 is not a number from 1 to 1000"},
+		{name: "inbox limit zero", method: "GET", path: "/v1/inbox?limit=0", wantMsg: "limit=0 is not a number from 1 to 1000"},
+		{name: "inbox limit not a number", method: "GET", path: "/v1/inbox?limit=ten", wantMsg: "limit=ten is not a number"},
+		{name: "wait limit over the bound", method: "POST", path: "/v1/waitInbox", body: `{"limit":1001}`, wantMsg: "limit 1001 is outside 1 to 1000"},
+		{name: "wait limit negative", method: "POST", path: "/v1/waitInbox", body: `{"limit":-1}`, wantMsg: "limit -1 is outside"},
 		{name: "query on a route without", method: "GET", path: "/v1/agents?x=1", wantMsg: "this route takes none"},
 		{name: "repeated query parameter", method: "GET", path: "/v1/rooms?account=a&account=b", wantMsg: `"account" is given 2 times`},
 		{name: "bad unrouted", method: "GET", path: "/v1/inbox?unrouted=maybe", wantMsg: "unrouted=maybe is not true or false"},
@@ -442,7 +448,7 @@ func TestMessaging_backendErrorsAreClassified(t *testing.T) {
 		},
 		{
 			name: "stopping", method: "GET", path: "/v1/inbox",
-			backend: fakeBackend{InboxFunc: func(context.Context, string, string, bool) (wire.Inbox, error) {
+			backend: fakeBackend{InboxFunc: func(context.Context, wire.InboxQuery) (wire.Inbox, error) {
 				return wire.Inbox{}, jam.ErrStopping
 			}},
 			wantStatus: 503, wantCode: wire.CodeStopping,

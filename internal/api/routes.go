@@ -42,6 +42,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{session}/messages", s.handleSessionMessages)
 	mux.HandleFunc("POST /v1/sessions/{session}/messages", s.handleSessionSend)
 	mux.HandleFunc("POST /v1/turns/{turn}/cancel", s.handleTurnCancel)
+	mux.HandleFunc("GET /v1/turns/{turn}", s.handleTurn)
 	mux.HandleFunc("GET /v1/turns/{turn}/output", s.handleTurnOutput)
 	mux.HandleFunc("GET /v1/worktrees", s.handleWorktrees)
 	mux.HandleFunc("GET /v1/quarantine", s.handleQuarantine)

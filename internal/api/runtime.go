@@ -109,6 +109,20 @@ func (s *Server) handleTurnCancel(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, wire.OK{OK: true})
 }
 
+func (s *Server) handleTurn(w http.ResponseWriter, r *http.Request) {
+	turn := r.PathValue("turn")
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.Turn(r.Context(), turn)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("turn %s: %w", turn, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) handleTurnOutput(w http.ResponseWriter, r *http.Request) {
 	turn := r.PathValue("turn")
 	if _, err := query(r); err != nil {

@@ -65,6 +65,26 @@ func TestRuntimeRoutes(t *testing.T) {
 			wantBody:   `{"turn":"turn_1","kept":true,"batches":2,"updates":[{"kind":"text","text":"hi"},{"kind":"plan","plan":[{"content":"a","status":"done"}]}]}`,
 		},
 		{
+			name: "turn with its executions", method: "GET", path: "/v1/turns/turn_1",
+			backend: fakeBackend{TurnFunc: func(_ context.Context, turn string) (wire.Turn, error) {
+				return wire.Turn{ID: turn, Seq: 1, State: "interrupted", Reason: "process_exited", Lease: "lease_1", LeaseGeneration: 1, Created: at, Updated: at, Session: "sess_1",
+					Executions: []wire.Execution{{ID: "exec_1", Lease: "lease_1", LeaseGeneration: 1, Pid: 42, State: "ended", Outcome: "interrupted", Reason: "process_exited",
+						Started: at, Ended: at.Add(time.Second)}}}, nil
+			}},
+			wantStatus: 200,
+			wantBody: `{"id":"turn_1","seq":1,"state":"interrupted","reason":"process_exited","lease":"lease_1","lease_generation":1,"created_at":"2026-11-30T03:00:00Z",` +
+				`"updated_at":"2026-11-30T03:00:00Z","session":"sess_1","executions":[{"id":"exec_1","lease":"lease_1","lease_generation":1,"pid":42,"state":"ended",` +
+				`"outcome":"interrupted","reason":"process_exited","started_at":"2026-11-30T03:00:00Z","ended_at":"2026-11-30T03:00:01Z"}]}`,
+		},
+		{
+			name: "unknown turn", method: "GET", path: "/v1/turns/turn_9",
+			backend: fakeBackend{TurnFunc: func(context.Context, string) (wire.Turn, error) {
+				return wire.Turn{}, fmt.Errorf("%w: no such turn", jam.ErrNotFound)
+			}},
+			wantStatus: 404,
+			wantBody:   `{"error":{"code":"not_found","message":"turn turn_9: not found: no such turn"}}`,
+		},
+		{
 			name: "turn output not kept", method: "GET", path: "/v1/turns/turn_1/output",
 			backend: fakeBackend{TurnOutputFunc: func(_ context.Context, turn string) (wire.TurnOutput, error) {
 				return wire.TurnOutput{Turn: turn}, nil

@@ -35,6 +35,8 @@ type Backend interface {
 type Runtime interface {
 	Sessions(ctx context.Context) ([]wire.Session, error)
 	Turns(ctx context.Context, session string) ([]wire.Turn, error)
+	// Turn returns one turn with its session and executions.
+	Turn(ctx context.Context, turn string) (wire.Turn, error)
 	// SessionMessages lists a session's accepted messages.
 	SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error)
 	// SessionSend accepts a person's message to a session.
@@ -69,8 +71,8 @@ type Messaging interface {
 	RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error
 	Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
 	Unbind(ctx context.Context, binding string) error
-	// Inbox lists queued messages; unrouted selects the unrouted bucket.
-	Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
+	// Inbox lists the oldest queued messages q selects.
+	Inbox(ctx context.Context, q wire.InboxQuery) (wire.Inbox, error)
 	// WaitInbox returns as soon as a message is queued, or empty on timeout.
 	WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
 	Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)

@@ -47,6 +47,7 @@ var layers = map[string]layer{
 	"internal/harness/jsonrpc": mechanism,
 	"internal/shellwords":      mechanism,
 	"internal/secret":          mechanism,
+	"internal/git":             mechanism,
 	"internal/fakemodel":       mechanism,
 	"internal/realagent":       mechanism,
 	"internal/store":           persistence,

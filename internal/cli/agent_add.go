@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,13 +24,22 @@ type AgentAddOptions struct {
 	Key string
 	// Owned-runtime flags: Command makes the agent owned.
 	Harness, Command, Model, Repo, Placement, Permission string
-	JSON                                                 bool
+	// Env are --env entries: NAME=VALUE, or NAME to pass this command's
+	// own value of NAME.
+	Env              []string
+	HandshakeTimeout time.Duration
+	JSON             bool
+	// lookupEnv reads this command's environment.
+	lookupEnv func(string) (string, bool)
 }
 
 func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentAddOptions) error) *cobra.Command {
-	opts := &AgentAddOptions{IO: io}
+	opts := &AgentAddOptions{IO: io, lookupEnv: deps.Env}
+	if opts.lookupEnv == nil {
+		opts.lookupEnv = os.LookupEnv
+	}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M]]",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D]]",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
@@ -40,7 +52,13 @@ it. Each room the agent is in gets its own session and working directory: a
 git worktree of --repo on the branch jam/<session>, or an empty directory.
 --placement shared (the default) runs one process for all the agent's rooms;
 dedicated runs one per room. --permission answers the agent's permission
-requests (default reject). "jam demo-agent" is a demo agent to try this with.`,
+requests (default reject). --model puts every session on that model (the
+agent must offer it, else the session fails to start and says what the
+agent offers). --env adds a variable to the agent's environment, which is
+otherwise jamd's own: NAME=VALUE, or NAME alone to pass this command's value
+of NAME (which keeps it out of the process list). Values are stored
+encrypted and never shown. --handshake-timeout bounds the agent's protocol
+handshake (default 2m). "jam demo-agent" is a demo agent to try this with.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -63,9 +81,32 @@ requests (default reject). "jam demo-agent" is a demo agent to try this with.`,
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "the repository owned sessions get worktrees of (absolute path)")
 	cmd.Flags().StringVar(&opts.Placement, "placement", "shared", "shared: one process for all rooms; dedicated: one per room")
 	cmd.Flags().StringVar(&opts.Permission, "permission", "reject", "answer to the agent's permission requests: allow or reject")
-	cmd.Flags().StringVar(&opts.Model, "model", "", "the model an owned agent should use, if it takes one")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "the model an owned agent's sessions use")
+	cmd.Flags().StringArrayVar(&opts.Env, "env", nil, "add NAME=VALUE (or NAME: this command's value) to an owned agent's environment; repeatable")
+	cmd.Flags().DurationVar(&opts.HandshakeTimeout, "handshake-timeout", 0, "bound on an owned agent's protocol handshake, 1s to 30m (default 2m)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
+}
+
+// envEntries resolves --env entries: NAME=VALUE as is, NAME from lookup.
+// The daemon validates names and values.
+func envEntries(entries []string, lookup func(string) (string, bool)) ([]string, error) {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if strings.Contains(e, "=") {
+			out = append(out, e)
+			continue
+		}
+		v, ok := lookup(e)
+		if !ok {
+			return nil, &usageError{err: fmt.Errorf("--env %s: %s is not set in this environment (give --env %s=VALUE)", e, e, e)}
+		}
+		out = append(out, e+"="+v)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
@@ -86,6 +127,14 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 			return &usageError{err: fmt.Errorf("--command: %w", err)}
 		}
 		req.Runtime = &wire.AgentRuntime{Harness: opts.Harness, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission}
+		if req.Runtime.Env, err = envEntries(opts.Env, opts.lookupEnv); err != nil {
+			return err
+		}
+		if opts.HandshakeTimeout != 0 {
+			req.Runtime.HandshakeTimeout = opts.HandshakeTimeout.String()
+		}
+	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" {
+		return &usageError{err: fmt.Errorf("--env, --model and --handshake-timeout are for owned agents: add --command")}
 	}
 	client := newClient(opts.DataDir)
 	defer client.Close()

@@ -25,9 +25,12 @@ func newAgentConfigCmd(io *IOStreams, deps Deps, runF func(context.Context, *Age
 		Use:   "config AGENT KEY=VALUE...",
 		Short: "Change an owned agent's runtime configuration",
 		Long: `Change an owned agent's runtime configuration: command, model, repo,
-placement or permission. The change raises the desired generation; the
-agent's next process runs it, and until then "jam agent list" shows the
-desired and effective generations and what is pending.`,
+placement, permission, handshake_timeout (a duration; 0 is the default,
+2m) or env.NAME (a variable of the agent's environment; env.NAME= unsets
+it). The change raises the desired generation; the agent's next process
+runs it, and until then "jam agent list" shows the desired and effective
+generations and what is pending. An environment value is stored encrypted
+and never shown: the pending change names only the variable (env.NAME).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)

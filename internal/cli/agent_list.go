@@ -25,7 +25,10 @@ func newAgentListCmd(io *IOStreams, deps Deps, runF func(context.Context, *Agent
 		Long: `List the agents: peer key, handle, the state of the agent's socket
 (connecting, up, reconnecting, superseded, stopped), how many messages wait
 in its bound queues and in its unrouted bucket, and its bindings (as
-alias=room).`,
+alias=room). Owned agents then get a line each with their desired runtime
+configuration: command, model, the names of their environment variables
+(values are never shown), handshake bound, and the desired and effective
+generations with what is pending.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -62,7 +65,36 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	for _, a := range agents {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", a.Peer, orDash(a.Handle), orDash(a.State), a.Queued, a.Unrouted, bindingsCell(a.Bindings))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.Runtime != nil {
+			fmt.Fprintf(opts.IO.Out, "owned %s: %s\n", a.Peer, runtimeLine(a.Runtime))
+		}
+	}
+	return nil
+}
+
+// runtimeLine sums up an owned agent's desired configuration and its
+// generations. Environment values never reach the client; only names.
+func runtimeLine(r *wire.AgentRuntimeStatus) string {
+	d := r.Desired
+	parts := []string{fmt.Sprintf("%s %q", d.Harness, strings.Join(d.Command, " "))}
+	if d.Model != "" {
+		parts = append(parts, "model "+d.Model)
+	}
+	if len(d.EnvNames) > 0 {
+		parts = append(parts, "env "+strings.Join(d.EnvNames, ",")+" (values hidden)")
+	}
+	if d.HandshakeTimeout != "" {
+		parts = append(parts, "handshake "+d.HandshakeTimeout)
+	}
+	gen := fmt.Sprintf("generation %d", r.DesiredGeneration)
+	if r.EffectiveGeneration != r.DesiredGeneration {
+		gen += fmt.Sprintf(" (effective %d; pending: %s)", r.EffectiveGeneration, orDash(r.PendingChange))
+	}
+	return strings.Join(append(parts, gen), ", ")
 }
 
 // bindingsCell shows an agent's bindings as alias=room, comma-separated.

@@ -59,6 +59,34 @@ func TestAgentAdd(t *testing.T) {
 			wantStderr: "jam: add agent alice: account work: not found (not_found)\n",
 		},
 		{
+			name: "owned with env, model and handshake bound",
+			backend: addAgent(t, wire.AgentAddRequest{Name: "alice", Runtime: &wire.AgentRuntime{Harness: "acp", Command: []string{"opencode", "acp"},
+				Model: "fake/m", Placement: "shared", Permission: "reject", HandshakeTimeout: "1m30s",
+				Env: []string{"A=1", "OPENCODE_CONFIG_CONTENT={\"x\":\"y=z\"}", "ANTHROPIC_API_KEY=sk-from-env", "EMPTY="}}}),
+			inv: invocation{args: []string{"agent", "add", "alice", "--command", "opencode acp", "--model", "fake/m", "--handshake-timeout", "90s",
+				"--env", "A=1", "--env", `OPENCODE_CONFIG_CONTENT={"x":"y=z"}`, "--env", "ANTHROPIC_API_KEY", "--env", "EMPTY="},
+				env: map[string]string{"ANTHROPIC_API_KEY": "sk-from-env"}},
+			wantStdout: "added agent alice: handle alice-3f2, peer band/alice\n",
+		},
+		{
+			name:       "env NAME not set here",
+			inv:        invocation{args: []string{"agent", "add", "alice", "--command", "x", "--env", "ANTHROPIC_API_KEY"}},
+			wantCode:   2,
+			wantStderr: "jam: --env ANTHROPIC_API_KEY: ANTHROPIC_API_KEY is not set in this environment (give --env ANTHROPIC_API_KEY=VALUE)\n",
+		},
+		{
+			name:       "env without a command",
+			inv:        invocation{args: []string{"agent", "add", "alice", "--env", "A=1"}},
+			wantCode:   2,
+			wantStderr: "jam: --env, --model and --handshake-timeout are for owned agents: add --command\n",
+		},
+		{
+			name:       "bad handshake timeout",
+			inv:        invocation{args: []string{"agent", "add", "alice", "--command", "x", "--handshake-timeout", "soon"}},
+			wantCode:   2,
+			wantStderr: "jam: invalid argument \"soon\" for \"--handshake-timeout\" flag: must be a duration like \"30s\" or \"5m\" (see jam agent add --help)\n",
+		},
+		{
 			name: "name taken",
 			backend: backend{AgentAddFunc: func(context.Context, wire.AgentAddRequest) (wire.Agent, error) {
 				return wire.Agent{}, fmt.Errorf("agent alice: %w", jam.ErrAlreadyExists)
@@ -83,6 +111,20 @@ func TestAgentList(t *testing.T) {
 				"PEER        HANDLE     STATE         QUEUED  UNROUTED  BINDINGS\n" +
 				"band/alice  alice-3f2  up            0       0         -\n" +
 				"work/bob    bob        reconnecting  12      3         main=r-1,r-2\n",
+		},
+		{
+			name: "owned agents get their runtime line, env names only",
+			backend: backend{AgentsFunc: func(context.Context) ([]wire.Agent, error) {
+				owned := alice
+				owned.Runtime = &wire.AgentRuntimeStatus{Template: "tmpl_1", DesiredGeneration: 3, EffectiveGeneration: 2, PendingChange: "env.ANTHROPIC_API_KEY",
+					Desired: wire.AgentRuntime{Harness: "acp", Command: []string{"claude-acp"}, Model: "sonnet", EnvNames: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, HandshakeTimeout: "5m0s"}}
+				return []wire.Agent{owned}, nil
+			}},
+			inv: invocation{args: []string{"agent", "list"}},
+			wantStdout: "" +
+				"PEER        HANDLE     STATE  QUEUED  UNROUTED  BINDINGS\n" +
+				"band/alice  alice-3f2  up     0       0         -\n" +
+				"owned band/alice: acp \"claude-acp\", model sonnet, env ANTHROPIC_API_KEY,ANTHROPIC_BASE_URL (values hidden), handshake 5m0s, generation 3 (effective 2; pending: env.ANTHROPIC_API_KEY)\n",
 		},
 		{
 			name:       "none",

@@ -51,6 +51,8 @@ var codeExits = map[wire.Code]ExitCode{
 	wire.CodeUnavailable:      ExitUnavailable,
 	wire.CodeStopping:         ExitUnavailable,
 	wire.CodeStorageFull:      ExitUnavailable,
+	// A room whose configuration its agent's placement cannot run.
+	wire.CodePlacementIncompatible: ExitConflict,
 }
 
 // usageError marks a mistake in how a command was invoked.

@@ -19,18 +19,22 @@ type InboxOptions struct {
 	Agent    string
 	Room     string
 	Unrouted bool
+	Limit    int
+	After    string
 	JSON     bool
 }
 
 func newInboxCmd(io *IOStreams, deps Deps, runF func(context.Context, *InboxOptions) error) *cobra.Command {
 	opts := &InboxOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "inbox [--agent A] [--room R] [--unrouted]",
+		Use:   "inbox [--agent A] [--room R] [--unrouted] [--limit N] [--after CURSOR]",
 		Short: "List the messages queued for agents",
 		Long: `List the messages queued for agents, oldest first: for each, its id, room
 and sender, then its content. A message stays queued until "jam reply" or
 "jam ack" settles it. --unrouted lists the messages that arrived in rooms
-where the agent has no binding.`,
+where the agent has no binding. It lists at most --limit messages (100 by
+default, at most 1000); when more wait, it ends with the cursor that lists
+the next ones (--after), or settle these and list again.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -47,14 +51,27 @@ where the agent has no binding.`,
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only this agent's messages: peer key, scope, handle or name")
 	cmd.Flags().StringVar(&opts.Room, "room", "", "only messages in this room")
 	cmd.Flags().BoolVar(&opts.Unrouted, "unrouted", false, "list the unrouted messages instead")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&opts.Limit, "limit", wire.DefaultInboxLimit, "list at most this many messages, oldest first (1 to 1000)")
+	cmd.Flags().StringVar(&opts.After, "after", "", "list the messages after this cursor (the one a listing ended with)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (\"more\": true when more messages wait)")
 	return cmd
 }
 
+// checkInboxLimit refuses a --limit outside 1 to wire.MaxInboxLimit.
+func checkInboxLimit(n int) error {
+	if n < 1 || n > wire.MaxInboxLimit {
+		return &usageError{err: fmt.Errorf("--limit %d is outside 1 to %d", n, wire.MaxInboxLimit)}
+	}
+	return nil
+}
+
 func runInbox(ctx context.Context, opts *InboxOptions) error {
+	if err := checkInboxLimit(opts.Limit); err != nil {
+		return err
+	}
 	client := newClient(opts.DataDir)
 	defer client.Close()
-	inbox, err := client.Inbox(ctx, apiclient.InboxQuery{Agent: opts.Agent, Room: opts.Room, Unrouted: opts.Unrouted})
+	inbox, err := client.Inbox(ctx, apiclient.InboxQuery{Agent: opts.Agent, Room: opts.Room, Unrouted: opts.Unrouted, Limit: opts.Limit, After: opts.After})
 	if err != nil {
 		return err
 	}
@@ -85,5 +102,8 @@ func printInbox(w io.Writer, inbox wire.Inbox) {
 		for line := range strings.Lines(m.Content) {
 			fmt.Fprintf(w, "    %s\n", strings.TrimRight(line, "\r\n"))
 		}
+	}
+	if inbox.More {
+		fmt.Fprintf(w, "\nmore messages wait: list them with --after %s\n", inbox.NextCursor)
 	}
 }

@@ -30,8 +30,8 @@ const (
 func TestInbox(t *testing.T) {
 	t.Parallel()
 	inbox := func(agent, room string, unrouted bool, msgs ...wire.InboxMessage) backend {
-		return backend{InboxFunc: func(_ context.Context, a, r string, u bool) (wire.Inbox, error) {
-			assert.Equal(t, []any{agent, room, unrouted}, []any{a, r, u})
+		return backend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+			assert.Equal(t, []any{agent, room, unrouted, wire.DefaultInboxLimit}, []any{q.Agent, q.Room, q.Unrouted, q.Limit})
 			return wire.Inbox{Messages: msgs}, nil
 		}}
 	}
@@ -68,7 +68,7 @@ func TestInbox(t *testing.T) {
 		},
 		{
 			name: "unknown agent",
-			backend: backend{InboxFunc: func(context.Context, string, string, bool) (wire.Inbox, error) {
+			backend: backend{InboxFunc: func(context.Context, wire.InboxQuery) (wire.Inbox, error) {
 				return wire.Inbox{}, fmt.Errorf("%w: no agent %q", jam.ErrNotFound, "zed")
 			}},
 			inv:        invocation{args: []string{"inbox", "--agent", "zed"}},
@@ -80,6 +80,21 @@ func TestInbox(t *testing.T) {
 			inv:        invocation{args: []string{"inbox", "alice"}},
 			wantCode:   2,
 			wantStderr: "jam: unknown command \"alice\" for \"jam inbox\" (see jam inbox --help)\n",
+		},
+		{
+			name: "a page, and the cursor of the next",
+			backend: backend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+				assert.Equal(t, wire.InboxQuery{Limit: 2, After: "7"}, q)
+				return wire.Inbox{Messages: []wire.InboxMessage{msg1, msg2}, More: true, NextCursor: "12"}, nil
+			}},
+			inv:        invocation{args: []string{"inbox", "--limit", "2", "--after", "7"}},
+			wantStdout: inboxText + "\nmore messages wait: list them with --after 12\n",
+		},
+		{
+			name:       "limit out of range",
+			inv:        invocation{args: []string{"inbox", "--limit", "0"}},
+			wantCode:   2,
+			wantStderr: "jam: --limit 0 is outside 1 to 1000\n",
 		},
 	})
 }

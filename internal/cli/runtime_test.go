@@ -100,8 +100,12 @@ func TestOwnedRuntimeCommands(t *testing.T) {
 				SessionsFunc: func(context.Context) ([]wire.Session, error) {
 					return []wire.Session{{ID: "sess_1", Agent: "local/demo", Room: "r1"}}, nil
 				},
-				TurnsFunc: func(context.Context, string) ([]wire.Turn, error) {
-					return []wire.Turn{{ID: "turn_1", Seq: 1, State: "succeeded", Reason: "end_turn", Message: "m1"}}, nil
+				TurnFunc: func(_ context.Context, turn string) (wire.Turn, error) {
+					assert.Equal(t, "turn_1", turn)
+					at := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+					return wire.Turn{ID: "turn_1", Seq: 1, State: "succeeded", Reason: "end_turn", Message: "m1", Session: "sess_1",
+						Executions: []wire.Execution{{ID: "exec_1", Lease: "lease_2", LeaseGeneration: 2, Pid: 4242, State: "ended", Outcome: "succeeded", Reason: "end_turn",
+							Started: at, Ended: at.Add(3 * time.Second)}}}, nil
 				},
 				TurnOutputFunc: func(_ context.Context, turn string) (wire.TurnOutput, error) {
 					assert.Equal(t, "turn_1", turn)
@@ -114,6 +118,8 @@ func TestOwnedRuntimeCommands(t *testing.T) {
 			},
 			inv: invocation{args: []string{"turn", "show", "turn_1"}},
 			wantStdout: "turn turn_1 (#1 of sess_1, local/demo in room r1): succeeded (end_turn)\nanswers message m1\n\n" +
+				"EXECUTION  LEASE    GEN  PID   STARTED              ENDED                OUTCOME    REASON\n" +
+				"exec_1     lease_2  2    4242  2026-11-30 06:00:00  2026-11-30 06:00:03  succeeded  end_turn\n\n" +
 				"\n[thinking]\nhmm ok\n[tool] c1 write NOTES.md completed\n\n[answer]\nYou said: hi\n",
 		},
 	})

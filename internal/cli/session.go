@@ -170,6 +170,11 @@ func runSessionShow(ctx context.Context, opts *SessionListOptions, id string) er
 	row("state", s.Lifecycle)
 	row("worktree", strings.TrimSpace(s.Worktree+" "+s.WorktreeState))
 	row("branch", s.Branch)
+	if o := s.Overrides; o != nil {
+		// The room's own configuration, in place of the agent's.
+		row("room command", strings.Join(o.Command, " "))
+		row("room repository", o.Repo)
+	}
 	row("agent session", s.ProviderThread)
 	row("current turn", strings.TrimSpace(s.CurrentTurn+" "+s.CurrentTurnState))
 	row("created", s.Created.Format(time.DateTime))

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +65,7 @@ func newTurnCmd(io *IOStreams, deps Deps) *cobra.Command {
 	}
 	show := &cobra.Command{
 		Use:   "show TURN [--json]",
-		Short: "Show a turn: its state, and what the agent streamed (thoughts, tool calls, answer)",
+		Short: "Show a turn: its state, its executions, and what the agent streamed (thoughts, tool calls, answer)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -78,24 +80,23 @@ func newTurnCmd(io *IOStreams, deps Deps) *cobra.Command {
 	return cmd
 }
 
-// findTurn returns the turn with id and its session.
+// findTurn returns the turn with id, with its executions, and its
+// session.
 func findTurn(ctx context.Context, client *apiclient.Client, id string) (wire.Turn, wire.Session, error) {
+	t, err := client.Turn(ctx, id)
+	if err != nil {
+		return wire.Turn{}, wire.Session{}, err
+	}
 	ss, err := client.Sessions(ctx)
 	if err != nil {
 		return wire.Turn{}, wire.Session{}, err
 	}
 	for _, s := range ss {
-		ts, err := client.Turns(ctx, s.ID)
-		if err != nil {
-			return wire.Turn{}, wire.Session{}, err
-		}
-		for _, t := range ts {
-			if t.ID == id {
-				return t, s, nil
-			}
+		if s.ID == t.Session {
+			return t, s, nil
 		}
 	}
-	return wire.Turn{}, wire.Session{}, fmt.Errorf("%w: no turn %s", jam.ErrNotFound, id)
+	return wire.Turn{}, wire.Session{}, fmt.Errorf("%w: no session %s of turn %s", jam.ErrNotFound, t.Session, id)
 }
 
 func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
@@ -123,8 +124,11 @@ func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
 	} else if t.Input != "" {
 		fmt.Fprintf(w, "answers %s (sent to the session directly)\n", t.Input)
 	}
+	if err := printExecutions(w, t.Executions); err != nil {
+		return err
+	}
 	if !out.Kept {
-		fmt.Fprintln(w, "output not kept (the daemon keeps the output of its recent turns, until it restarts)")
+		fmt.Fprintln(w, "no output kept (the turn streamed nothing, or ran before the daemon stored output)")
 		return nil
 	}
 	fmt.Fprintln(w)
@@ -151,6 +155,25 @@ func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
 		fmt.Fprintln(w, "… (later output was not kept)")
 	}
 	return nil
+}
+
+// printExecutions prints a turn's attempts as a table: the lease and
+// process each ran on, and how it ended.
+func printExecutions(w io.Writer, es []wire.Execution) error {
+	if len(es) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXECUTION\tLEASE\tGEN\tPID\tSTARTED\tENDED\tOUTCOME\tREASON")
+	for _, e := range es {
+		ended, outcome := "-", e.State
+		if !e.Ended.IsZero() {
+			ended, outcome = e.Ended.UTC().Format(time.DateTime), e.Outcome
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", e.ID, e.Lease, e.LeaseGeneration, e.Pid, e.Started.UTC().Format(time.DateTime), ended, outcome, e.Reason)
+	}
+	return tw.Flush()
 }
 
 func runTurnList(ctx context.Context, opts *TurnListOptions) error {

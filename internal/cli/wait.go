@@ -17,13 +17,15 @@ type WaitOptions struct {
 	Agent   string
 	Room    string
 	Timeout time.Duration
+	Limit   int
+	After   string
 	JSON    bool
 }
 
 func newWaitCmd(io *IOStreams, deps Deps, runF func(context.Context, *WaitOptions) error) *cobra.Command {
 	opts := &WaitOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "wait [--agent A] [--room R] [--timeout D]",
+		Use:   "wait [--agent A] [--room R] [--timeout D] [--limit N] [--after CURSOR]",
 		Short: "Wait until a message is queued, then print the inbox",
 		Long: `Wait until a message is queued for the agent (and room), then print the
 inbox as "jam inbox" does. When --timeout passes first it prints nothing
@@ -44,6 +46,8 @@ inbox as "jam inbox" does. When --timeout passes first it prints nothing
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "wait for this agent: peer key, scope, handle or name")
 	cmd.Flags().StringVar(&opts.Room, "room", "", "wait for a message in this room")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", wire.DefaultWait, "give up after this long, e.g. 90s (at most 10m)")
+	cmd.Flags().IntVar(&opts.Limit, "limit", wire.DefaultInboxLimit, "print at most this many messages, oldest first (1 to 1000)")
+	cmd.Flags().StringVar(&opts.After, "after", "", "wait for a message after this cursor (the one a listing ended with)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -52,9 +56,12 @@ func runWait(ctx context.Context, opts *WaitOptions) error {
 	if opts.Timeout < time.Millisecond || opts.Timeout > wire.MaxWait {
 		return &usageError{err: fmt.Errorf("--timeout %s is outside 1ms to %s", opts.Timeout, wire.MaxWait)}
 	}
+	if err := checkInboxLimit(opts.Limit); err != nil {
+		return err
+	}
 	client := newClient(opts.DataDir)
 	defer client.Close()
-	inbox, err := client.WaitInbox(ctx, wire.WaitRequest{Agent: opts.Agent, Room: opts.Room, TimeoutMS: opts.Timeout.Milliseconds()})
+	inbox, err := client.WaitInbox(ctx, wire.WaitRequest{Agent: opts.Agent, Room: opts.Room, TimeoutMS: opts.Timeout.Milliseconds(), Limit: opts.Limit, After: opts.After})
 	if err != nil {
 		return err
 	}

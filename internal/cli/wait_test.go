@@ -28,14 +28,14 @@ func TestWait(t *testing.T) {
 	runCases(t, []cmdCase{
 		{
 			name:       "a message arrives",
-			backend:    arrives(wire.WaitRequest{TimeoutMS: 30000}, msg1, msg2),
+			backend:    arrives(wire.WaitRequest{TimeoutMS: 30000, Limit: wire.DefaultInboxLimit}, msg1, msg2),
 			inv:        invocation{args: []string{"wait"}},
 			wantStdout: inboxText,
 		},
 		{
 			name:     "filters and timeout, json",
-			backend:  arrives(wire.WaitRequest{Agent: "alice", Room: roomID, TimeoutMS: 1500}, msg1),
-			inv:      invocation{args: []string{"wait", "--agent", "alice", "--room", roomID, "--timeout", "1.5s", "--json"}},
+			backend:  arrives(wire.WaitRequest{Agent: "alice", Room: roomID, TimeoutMS: 1500, Limit: 7, After: "31"}, msg1),
+			inv:      invocation{args: []string{"wait", "--agent", "alice", "--room", roomID, "--timeout", "1.5s", "--limit", "7", "--after", "31", "--json"}},
 			wantJSON: `{"messages":[` + msg1JSON + `]}`,
 		},
 		{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -198,10 +199,17 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 		name = r.Name
 	}
 	var rtc *store.TemplateConfig
+	tid := jam.New[jam.TemplateID](d.minter)
 	if r.Runtime != nil {
 		c, err := runtimeConfig(r.Runtime)
 		if err != nil {
 			return wire.Agent{}, err
+		}
+		if c.Env, err = templateEnv(d.msg.box, ws, tid, r.Runtime.Env); err != nil {
+			return wire.Agent{}, err
+		}
+		if len(c.Env) > 0 {
+			c.EnvTemplate = tid
 		}
 		rtc = &c
 	}
@@ -220,7 +228,7 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	if rtc != nil {
 		// Before the feed starts: the rooms it lists get sessions.
-		if _, err := d.store.TemplatePut(ctx, store.Template{ID: jam.New[jam.TemplateID](d.minter), WorkspaceID: ws, Peer: pk, Desired: *rtc, CreatedAt: time.Now()}); err != nil {
+		if _, err := d.store.TemplatePut(ctx, store.Template{ID: tid, WorkspaceID: ws, Peer: pk, Desired: *rtc, CreatedAt: time.Now()}); err != nil {
 			return wire.Agent{}, err
 		}
 	}
@@ -317,6 +325,10 @@ func (d *daemon) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire
 	return w, nil
 }
 
+// RoomAdd adds an agent to a room on Band. An owned agent's session in
+// the room is made first, with the room's overrides (refused before
+// anything is made or the agent is added when its placement cannot run
+// them).
 func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
 	p, err := d.peer(ctx, r.Agent)
 	if err != nil {
@@ -328,6 +340,11 @@ func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest
 	}
 	c, err := d.msg.accountClient(acct)
 	if err != nil {
+		return err
+	}
+	// A session made here for an add Band then refuses stays, unused
+	// until the agent joins the room; a later add reuses it.
+	if err := d.msg.addOwnedRoom(ctx, d.workspace.ID, p.Key, room, r.Overrides); err != nil {
 		return err
 	}
 	if _, err := c.AddChatParticipant(ctx, room, string(p.AgentID), protocol.RoleMember); err != nil {
@@ -381,8 +398,15 @@ func (d *daemon) Unbind(ctx context.Context, ref string) error {
 }
 
 // inboxParams resolves the agent and room filters of an inbox request.
-func (d *daemon) inboxParams(ctx context.Context, agent, room string, unrouted bool) (engine.InboxParams, error) {
-	p := engine.InboxParams{WorkspaceID: d.workspace.ID, Unrouted: unrouted}
+func (d *daemon) inboxParams(ctx context.Context, agent, room string, unrouted bool, limit int, after string) (engine.InboxParams, error) {
+	p := engine.InboxParams{WorkspaceID: d.workspace.ID, Unrouted: unrouted, Limit: limit}
+	if after != "" {
+		n, err := strconv.ParseInt(after, 10, 64)
+		if err != nil || n < 0 {
+			return p, fmt.Errorf("%w: cursor %q is not one an inbox gave (next_cursor)", jam.ErrInvalid, after)
+		}
+		p.After = n
+	}
 	if agent != "" {
 		peer, err := d.peer(ctx, agent)
 		if err != nil {
@@ -400,31 +424,34 @@ func (d *daemon) inboxParams(ctx context.Context, agent, room string, unrouted b
 	return p, nil
 }
 
-func wireInbox(items []engine.InboxItem) wire.Inbox {
-	out := wire.Inbox{Messages: make([]wire.InboxMessage, 0, len(items))}
-	for _, it := range items {
+func wireInbox(pg engine.InboxPage) wire.Inbox {
+	out := wire.Inbox{Messages: make([]wire.InboxMessage, 0, len(pg.Items)), More: pg.More}
+	if pg.More {
+		out.NextCursor = strconv.FormatInt(pg.Next, 10)
+	}
+	for _, it := range pg.Items {
 		out.Messages = append(out.Messages, wire.InboxMessage{ID: string(it.MessageID), Peer: it.Peer.String(), Room: string(it.Room), Binding: string(it.Binding),
 			SenderID: string(it.SenderID), SenderName: it.SenderName, Content: it.Content, AddressedToUser: it.AddressedToUser, State: it.State, ReceivedAt: it.ReceivedAt})
 	}
 	return out
 }
 
-func (d *daemon) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-	p, err := d.inboxParams(ctx, agent, room, unrouted)
+func (d *daemon) Inbox(ctx context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+	p, err := d.inboxParams(ctx, q.Agent, q.Room, q.Unrouted, q.Limit, q.After)
 	if err != nil {
 		return wire.Inbox{}, err
 	}
-	items, err := d.msg.engine.Inbox(ctx, p)
-	return wireInbox(items), err
+	pg, err := d.msg.engine.InboxPage(ctx, p)
+	return wireInbox(pg), err
 }
 
 func (d *daemon) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {
-	p, err := d.inboxParams(ctx, r.Agent, r.Room, false)
+	p, err := d.inboxParams(ctx, r.Agent, r.Room, false, r.Limit, r.After)
 	if err != nil {
 		return wire.Inbox{}, err
 	}
-	items, err := d.msg.engine.Wait(ctx, p)
-	return wireInbox(items), err
+	pg, err := d.msg.engine.WaitPage(ctx, p)
+	return wireInbox(pg), err
 }
 
 // messagePeer finds the agent whose queue holds msg, or checks the named one.

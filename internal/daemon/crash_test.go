@@ -247,7 +247,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	for i, room := range roomIDs[:rooms-1] {
 		require.Equal(t, posted[room], firstSeen[room], "room %d: first deliveries in posting order", i)
 	}
-	unrouted, err := client.Inbox(ctx, apiclient.InboxQuery{Agent: "coder", Unrouted: true})
+	unrouted, err := client.Inbox(ctx, apiclient.InboxQuery{Agent: "coder", Unrouted: true, Limit: wire.MaxInboxLimit})
 	require.NoError(t, err)
 	var unroutedIDs []string
 	for _, m := range unrouted.Messages {

@@ -48,6 +48,9 @@ type messaging struct {
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients
+
+	// owned serializes materializing owned agents' sessions (owned.go).
+	owned sync.Mutex
 }
 
 // startMessaging brings up the pipeline: secret box, spool, engine, the

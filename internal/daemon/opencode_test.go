@@ -43,8 +43,16 @@ func TestOwned_openCodeAnswersInTheRoom(t *testing.T) {
 			t.Log(r.log.String())
 		}
 	}()
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: &wire.AgentRuntime{Command: oc.CommandWithEnv(), Permission: "allow"}})
+	// The template's environment goes on top of jamd's (here the test
+	// process's): it replaces everything that points opencode anywhere
+	// (HOME, the XDG directories, its configuration, npm's registry), so
+	// the rest of jamd's environment is harmless, and the traffic stays on
+	// loopback (in a network namespace of its own when possible). The
+	// model is not the configuration's default: jam sets it per session.
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env,
+		Model: realagent.FakeAltModelID, Permission: "allow"}})
 	require.NoError(t, err)
+	require.Contains(t, agent.Runtime.Desired.EnvNames, "OPENCODE_CONFIG_CONTENT")
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
 	require.NoError(t, err)
 	sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" fix the parser", []protocol.Mention{{ID: agent.AgentID}})
@@ -56,6 +64,7 @@ func TestOwned_openCodeAnswersInTheRoom(t *testing.T) {
 	turns, err := model.WaitRequests(wctx, 1, fakemodel.Turn)
 	require.NoError(t, err, "opencode asks the model")
 	require.Contains(t, turns[0].LastUser(), "fix the parser")
+	require.Equal(t, realagent.AltModel, turns[0].Model, "the template's model")
 
 	state := func() (reply string, processed bool) {
 		page, err := owner.ChatMessages(ctx, room.ID, "", 50)

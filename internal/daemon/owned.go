@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -48,7 +51,11 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
 		Launch: func(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
-			return launchACP(ctx, cfg, m.log)
+			env, err := agentEnv(m.box, m.d.workspace.ID, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return launchACP(ctx, cfg, env, m.log)
 		},
 	})
 	if err != nil {
@@ -65,8 +72,74 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 
 // ensureOwnedRoom gives an owned agent its session, worktree and binding
 // in a room it is in; nothing happens for attached agents or rooms that
-// already have a session.
+// already have a session. A session made here runs the template's
+// configuration as is.
 func (m *messaging) ensureOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) error {
+	return m.ownedRoom(ctx, ws, key, room, store.SessionOverrides{})
+}
+
+// addOwnedRoom prepares the session of an agent about to be added to a
+// room (jam room add), with the room's own configuration: it runs before
+// the agent joins on Band, so the room_added event that follows finds the
+// session. Overrides are validated as the template's are, and under
+// placement shared a per-process override that differs from the template's
+// is refused with jam.ErrIncompatible; nothing is created when it fails.
+// An attached agent gets nothing here, and overrides are refused for it.
+func (m *messaging) addOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room string, w wire.SessionOverrides) error {
+	t, err := m.d.store.TemplateForPeer(ctx, ws, key)
+	if errors.Is(err, jam.ErrNotFound) {
+		if len(w.Command) > 0 || w.Repo != "" {
+			return fmt.Errorf("%w: %s is not owned by jam (it has no runtime); a room's command or repository is for owned agents", jam.ErrInvalid, key)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ov, err := sessionOverrides(t.Desired, w)
+	if err != nil {
+		return err
+	}
+	if ov.Repo != "" {
+		if fi, err := os.Stat(ov.Repo); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: the room's repository %q is not a directory", jam.ErrInvalid, ov.Repo)
+		}
+	}
+	id, err := jam.ParseUUID[jam.RoomID](room)
+	if err != nil {
+		return err
+	}
+	return m.ownedRoom(ctx, ws, key, id, ov)
+}
+
+// sessionOverrides checks a room's configuration against the template's
+// desired one and returns what the session records. Under placement shared
+// a command equal to the template's is not recorded (the room follows its
+// shared process), and one that differs is jam.ErrIncompatible.
+func sessionOverrides(c store.TemplateConfig, w wire.SessionOverrides) (store.SessionOverrides, error) {
+	ov := store.SessionOverrides{Command: w.Command, Repo: w.Repo}
+	if w.Command != nil && len(w.Command) == 0 {
+		return ov, fmt.Errorf("%w: the room's command is empty", jam.ErrInvalid)
+	}
+	rt := wireRuntime(ov.Apply(c))
+	if _, err := runtimeConfig(&rt); err != nil {
+		return ov, fmt.Errorf("room configuration: %w", err)
+	}
+	if c.Placement != jam.PlacementDedicated {
+		if ov.DiffersPerProcess(c) {
+			return ov, fmt.Errorf("%w: the agent runs one shared process for all its rooms (placement %s) with the command %q; a room cannot have its own command %q (set placement=dedicated with jam agent config first)",
+				jam.ErrIncompatible, c.Placement, strings.Join(c.Command, " "), strings.Join(ov.Command, " "))
+		}
+		ov.Command = nil
+	}
+	return ov, nil
+}
+
+// ownedRoom materializes an owned agent's session in a room with
+// overrides, unless the room has one: then the overrides, when any, must be
+// the ones it has (jam.ErrConflict otherwise: a session's configuration is
+// fixed when it is made).
+func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, ov store.SessionOverrides) error {
 	st := m.d.store
 	t, err := st.TemplateForPeer(ctx, ws, key)
 	if errors.Is(err, jam.ErrNotFound) {
@@ -75,15 +148,33 @@ func (m *messaging) ensureOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key
 	if err != nil {
 		return err
 	}
+	m.owned.Lock()
+	defer m.owned.Unlock()
+	root := filepath.Join(m.d.cfg.DataDir, worktreeDir)
 	s, err := st.SessionForRoom(ctx, ws, key, room)
-	if errors.Is(err, jam.ErrNotFound) {
-		s, err = st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, CreatedAt: time.Now()})
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, jam.ErrNotFound):
+		// The worktree is made first: a repository it cannot be made of
+		// leaves no session behind.
+		s = store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, Overrides: ov, CreatedAt: time.Now()}
+		w, err := runtime.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, s.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("worktree of room %s: %w", room, err)
+		}
+		if s, err = st.SessionCreate(ctx, s); err != nil {
+			return err
+		}
+		if _, err := st.WorktreePut(ctx, w); err != nil {
+			return err
+		}
+	case err != nil:
 		return err
+	case !ov.IsZero() && !sameOverrides(s.Overrides, ov):
+		return fmt.Errorf("%w: %s already has session %s in room %s with its own configuration %+v; a session's configuration is fixed when it is made",
+			jam.ErrConflict, key, s.ID, room, s.Overrides)
 	}
 	if _, err := st.WorktreeForSession(ctx, ws, s.ID); errors.Is(err, jam.ErrNotFound) {
-		w, err := runtime.NewWorktree(ctx, filepath.Join(m.d.cfg.DataDir, worktreeDir), jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
+		w, err := runtime.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
 		if err != nil {
 			return err
 		}
@@ -109,7 +200,14 @@ func (m *messaging) ensureOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key
 	return err
 }
 
-// runtimeConfig validates an agent's runtime request.
+// sameOverrides reports whether two sessions' overrides are alike.
+func sameOverrides(a, b store.SessionOverrides) bool {
+	return a.Repo == b.Repo && slices.Equal(a.Command, b.Command)
+}
+
+// runtimeConfig validates an agent's runtime request. The request's
+// environment is validated but not returned: its values are sealed for the
+// template they belong to (templateEnv), and a read's EnvNames are ignored.
 func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 	c := store.TemplateConfig{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo,
 		Placement: jam.Placement(r.Placement), Permission: r.Permission}
@@ -139,7 +237,25 @@ func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 			return c, fmt.Errorf("%w: repository %q is not an absolute path", jam.ErrInvalid, c.Repo)
 		}
 	}
+	if _, err := requestEnv(r.Env); err != nil {
+		return c, err
+	}
+	d, err := parseHandshakeTimeout(r.HandshakeTimeout)
+	if err != nil {
+		return c, err
+	}
+	c.HandshakeTimeout = d
 	return c, nil
+}
+
+// templateEnv seals the NAME=VALUE entries of a runtime request for a
+// template.
+func templateEnv(box *secret.Box, ws jam.WorkspaceID, tmpl jam.TemplateID, entries []string) ([]store.EnvVar, error) {
+	edits, err := requestEnv(entries)
+	if err != nil {
+		return nil, err
+	}
+	return applyEnv(box, ws, tmpl, nil, edits)
 }
 
 // acpHost adapts an ACP agent process to the runtime. The agent reports
@@ -225,10 +341,14 @@ func runtimeUpdate(u acp.Update) (runtime.Update, bool) {
 	return runtime.Update{}, false
 }
 
-// launchACP starts an ACP agent for a template configuration.
-func launchACP(ctx context.Context, cfg store.TemplateConfig, log *slog.Logger) (runtime.Host, error) {
+// launchACP starts an ACP agent for a template configuration, with env
+// (jamd's own environment plus the template's; nil inherits jamd's), the
+// template's handshake bound (0: the harness's default) and its model, set
+// on every session the agent opens.
+func launchACP(ctx context.Context, cfg store.TemplateConfig, env []string, log *slog.Logger) (runtime.Host, error) {
 	h := &acpHost{prompts: map[string]func(runtime.Update){}}
-	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Policy: acp.Policy(cfg.Permission), Logger: log, OnUpdate: h.route})
+	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Env: env, Model: cfg.Model, InitTimeout: cfg.HandshakeTimeout,
+		Policy: acp.Policy(cfg.Permission), Logger: log, OnUpdate: h.route})
 	if err != nil {
 		return nil, err
 	}

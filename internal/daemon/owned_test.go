@@ -202,6 +202,37 @@ func TestOwned_killedAgentIsReplacedAndTheMessageAnswered(t *testing.T) {
 	}
 	require.Equal(t, 1, replies, "one reply")
 
+	// Each turn was one attempt, shown by the single-turn read: the
+	// killed process's ended with its turn, the next ran on the new lease.
+	var shown []wire.Turn
+	require.Eventually(t, func() bool {
+		ts, err := r.client.Turns(ctx, string(sessionID))
+		require.NoError(t, err)
+		if len(ts) != 2 || ts[1].State != string(jam.TurnSucceeded) {
+			return false
+		}
+		shown = nil
+		for _, tr := range ts {
+			one, err := r.client.Turn(ctx, tr.ID)
+			require.NoError(t, err)
+			shown = append(shown, one)
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "both turns ended")
+	for i, want := range []struct {
+		gen     int64
+		outcome jam.TurnState
+	}{{1, jam.TurnInterrupted}, {2, jam.TurnSucceeded}} {
+		require.Equal(t, string(sessionID), shown[i].Session)
+		require.Len(t, shown[i].Executions, 1, "turn %d: one attempt", i)
+		e := shown[i].Executions[0]
+		require.Equal(t, []any{shown[i].Lease, want.gen, "ended", string(want.outcome), shown[i].Reason},
+			[]any{e.Lease, e.LeaseGeneration, e.State, e.Outcome, e.Reason}, "turn %d", i)
+		require.False(t, e.Ended.Before(e.Started), "turn %d", i)
+	}
+	require.Equal(t, pid, shown[0].Executions[0].Pid, "the killed process ran the first attempt")
+	require.NotEqual(t, pid, shown[1].Executions[0].Pid)
+
 	_, _ = r.stop()
 	turns, err := db.TurnList(ctx, ws, sessionID)
 	require.NoError(t, err)
@@ -211,6 +242,13 @@ func TestOwned_killedAgentIsReplacedAndTheMessageAnswered(t *testing.T) {
 	require.Equal(t, jam.TurnSucceeded, turns[1].State)
 	require.Greater(t, turns[1].LeaseGeneration, turns[0].LeaseGeneration, "the next turn ran on a replaced lease")
 	require.Equal(t, turns[0].SourceMessageID, turns[1].SourceMessageID)
+	for i, tr := range turns {
+		execs, err := db.ExecutionList(ctx, ws, tr.ID)
+		require.NoError(t, err)
+		require.Len(t, execs, 1, "turn %d: one execution in the store", i)
+		require.Equal(t, int64(i+1), execs[0].LeaseGeneration)
+		require.Equal(t, tr.State, execs[0].Outcome, "ended with its turn")
+	}
 }
 
 // TestOwned_restartMidTurnResumes: jamd stops while a turn runs; the turn

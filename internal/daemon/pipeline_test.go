@@ -111,7 +111,7 @@ func TestPipeline_attachedAgentDrainsRooms(t *testing.T) {
 	for i, room := range roomIDs[:rooms-1] {
 		require.Equal(t, posted[i], order[room], "room %d: the agent saw messages in posting order", i)
 	}
-	unrouted, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: "coder", Unrouted: true})
+	unrouted, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: "coder", Unrouted: true, Limit: wire.MaxInboxLimit})
 	require.NoError(t, err)
 	require.Len(t, unrouted.Messages, perRoom, "the unbound room's messages wait in the unrouted bucket")
 	for _, m := range unrouted.Messages {

@@ -16,7 +16,8 @@ import (
 )
 
 func wireRuntime(c store.TemplateConfig) wire.AgentRuntime {
-	return wire.AgentRuntime{Harness: c.Harness, Command: c.Command, Model: c.Model, Repo: c.Repo, Placement: string(c.Placement), Permission: c.Permission}
+	return wire.AgentRuntime{Harness: c.Harness, Command: c.Command, Model: c.Model, Repo: c.Repo, Placement: string(c.Placement), Permission: c.Permission,
+		EnvNames: envNames(c.Env), HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout)}
 }
 
 func wireRuntimeStatus(t store.Template) *wire.AgentRuntimeStatus {
@@ -35,6 +36,9 @@ func (d *daemon) Sessions(ctx context.Context) ([]wire.Session, error) {
 	for _, s := range ss {
 		w := wire.Session{ID: string(s.ID), Agent: s.Peer.String(), Room: string(s.Room), Template: string(s.TemplateID),
 			Lifecycle: string(s.Lifecycle), ProviderThread: s.ProviderThread, Created: s.CreatedAt}
+		if !s.Overrides.IsZero() {
+			w.Overrides = &wire.SessionOverrides{Command: s.Overrides.Command, Repo: s.Overrides.Repo}
+		}
 		wt, err := d.store.WorktreeForSession(ctx, ws, s.ID)
 		switch {
 		case err == nil:
@@ -69,25 +73,63 @@ func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 	}
 	out := make([]wire.Turn, 0, len(ts))
 	for _, t := range ts {
-		w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
-			Input: string(t.MessageID), Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
-		if t.State != jam.TurnQueued {
-			journal, err := d.store.TurnJournal(ctx, d.workspace.ID, t.ID)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range journal {
-				if e.To == jam.TurnRunning && w.Started.IsZero() {
-					w.Started = e.At
-				}
-				if e.To.Terminal() {
-					w.Ended = e.At
-				}
-			}
+		w, err := d.wireTurn(ctx, t)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// wireTurn is t as the API shows it, with its start and end from the
+// journal.
+func (d *daemon) wireTurn(ctx context.Context, t store.Turn) (wire.Turn, error) {
+	w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
+		Input: string(t.MessageID), Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
+	if t.State == jam.TurnQueued {
+		return w, nil
+	}
+	journal, err := d.store.TurnJournal(ctx, d.workspace.ID, t.ID)
+	if err != nil {
+		return wire.Turn{}, err
+	}
+	for _, e := range journal {
+		if e.To == jam.TurnRunning && w.Started.IsZero() {
+			w.Started = e.At
+		}
+		if e.To.Terminal() {
+			w.Ended = e.At
+		}
+	}
+	return w, nil
+}
+
+// Turn implements api.Runtime: one turn, with its session and its
+// executions (none for a turn recorded before executions were).
+func (d *daemon) Turn(ctx context.Context, turn string) (wire.Turn, error) {
+	id, err := jam.ParseID[jam.TurnID](turn)
+	if err != nil {
+		return wire.Turn{}, err
+	}
+	t, err := d.store.TurnGet(ctx, d.workspace.ID, id)
+	if err != nil {
+		return wire.Turn{}, err
+	}
+	w, err := d.wireTurn(ctx, t)
+	if err != nil {
+		return wire.Turn{}, err
+	}
+	w.Session = string(t.SessionID)
+	execs, err := d.store.ExecutionList(ctx, d.workspace.ID, id)
+	if err != nil {
+		return wire.Turn{}, err
+	}
+	for _, e := range execs {
+		w.Executions = append(w.Executions, wire.Execution{ID: string(e.ID), Lease: string(e.LeaseID), LeaseGeneration: e.LeaseGeneration, Pid: e.Pid,
+			State: e.State, Outcome: string(e.Outcome), Reason: e.Reason, Started: e.StartedAt, Ended: e.EndedAt})
+	}
+	return w, nil
 }
 
 // SessionMessages implements api.Runtime. It reads the store only.
@@ -175,7 +217,10 @@ func (d *daemon) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, 
 	if err != nil {
 		return wire.TurnOutput{}, err
 	}
-	out, ok := rt.Output(id)
+	out, ok, err := rt.Output(ctx, id)
+	if err != nil {
+		return wire.TurnOutput{}, err
+	}
 	return wire.TurnOutput{Turn: turn, Kept: ok, Batches: out.Batches, Updates: wireUpdates(out.Updates), Truncated: out.Truncated}, nil
 }
 
@@ -282,8 +327,19 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 	}
 	sort.Strings(keys)
 	var changes []string
+	var edits []envEdit
 	for _, k := range keys {
 		v := r.Set[k]
+		if name, ok, err := envConfigKey(k); ok {
+			// env.NAME=VALUE sets a variable, env.NAME= unsets it; the
+			// value is never echoed.
+			if err != nil {
+				return wire.AgentRuntimeStatus{}, err
+			}
+			edits = append(edits, envEdit{Name: name, Value: v, Unset: v == ""})
+			changes = append(changes, k)
+			continue
+		}
 		switch k {
 		case "command":
 			argv, err := shellwords.Split(v)
@@ -299,14 +355,24 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 			rt.Placement = v
 		case "permission":
 			rt.Permission = v
+		case "handshake_timeout":
+			rt.HandshakeTimeout = v
 		default:
-			return wire.AgentRuntimeStatus{}, fmt.Errorf("%w: unknown runtime key %q (known: command, model, repo, placement, permission)", jam.ErrInvalid, k)
+			return wire.AgentRuntimeStatus{}, fmt.Errorf("%w: unknown runtime key %q (known: command, model, repo, placement, permission, handshake_timeout, env.NAME)", jam.ErrInvalid, k)
 		}
 		changes = append(changes, k+"="+v)
 	}
 	c, err := runtimeConfig(&rt)
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
+	}
+	// The environment stays sealed: unchanged values are carried over as
+	// they are, changed ones are sealed anew.
+	if c.Env, err = applyEnv(d.msg.box, d.workspace.ID, t.ID, t.Desired.Env, edits); err != nil {
+		return wire.AgentRuntimeStatus{}, err
+	}
+	if len(c.Env) > 0 {
+		c.EnvTemplate = t.ID
 	}
 	t, err = d.store.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: d.workspace.ID, ID: t.ID, Desired: c,
 		Change: strings.Join(changes, ", "), At: time.Now()})

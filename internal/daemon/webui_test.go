@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -345,9 +346,24 @@ func TestWebUI_reconnectsAcrossRestart(t *testing.T) {
 // TestWebUI_sessionLiveTurn: an owned agent's turn seen from the web UI.
 // The room links to the running turn; the session page streams the
 // agent's thinking and answer as it works, lists the turns with their
-// source message, and the agents page links to the agent's sessions.
+// source message, shows the session's git worktree and archives and
+// restores it after a confirmation (and shows the daemon's refusal to
+// remove it with uncommitted changes), and the agents page links to the
+// agent's sessions.
 func TestWebUI_sessionLiveTurn(t *testing.T) {
 	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := filepath.Join(t.TempDir(), "parser repo")
+	require.NoError(t, os.Mkdir(repo, 0o755))
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init"},
+	} {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
 	cfg := testConfig(t)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	r := start(t, cfg)
@@ -356,7 +372,7 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	c := r.client
 	owner := ownerClient(t, st)
 
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow", Repo: repo}})
 	require.NoError(t, err)
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Parser work", Agents: []string{"demo"}})
 	require.NoError(t, err)
@@ -405,6 +421,73 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	p.screenshot("webui-session")
 	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	p.screenshot("webui-session-phone")
+	p.do(chromedp.EmulateViewport(1280, 860))
+
+	// The session's worktree: active, on its own branch, with the agent's
+	// uncommitted NOTES.md.
+	wts, err := c.Worktrees(ctx)
+	require.NoError(t, err)
+	require.Len(t, wts, 1)
+	wt := wts[0]
+	const wtState = `document.querySelector('section.worktree').dataset.worktreeState`
+	visible := func(action string) string {
+		return `!document.querySelector('section.worktree button[data-action="` + action + `"]').hidden`
+	}
+	p.waitFor("the active worktree", wtState+` === 'active' && document.querySelector('[data-fact="uncommitted"]').textContent === '1 change'`)
+	require.Equal(t, wt.Branch, p.eval(`document.querySelector('[data-fact="branch"]').textContent`))
+	require.Equal(t, wt.Path, p.eval(`document.querySelector('[data-fact="path"]').textContent`))
+	require.Equal(t, "true,true,false", p.eval(`[`+visible("archive")+`, `+visible("remove")+`, `+visible("restore")+`].join()`), "an active worktree can be archived or removed")
+
+	// Cancelling the confirmation changes nothing.
+	p.do(chromedp.Click(chromedp.CSS(`section.worktree button[data-action="archive"]`)))
+	p.waitFor("the archive confirmation", `document.querySelector('.wt-confirm').dataset.action === 'archive' && !document.querySelector('.wt-confirm').hidden && document.activeElement.id === 'wt-question'`)
+	p.do(chromedp.Click(chromedp.CSS(`.wt-confirm button[data-cancel]`)))
+	p.waitFor("the confirmation closed", `document.querySelector('.wt-confirm').hidden && document.activeElement.dataset.action === 'archive'`)
+	require.DirExists(t, wt.Path)
+
+	// Removing it without discarding the note: the daemon refuses, and
+	// the page says why.
+	p.do(chromedp.Click(chromedp.CSS(`section.worktree button[data-action="remove"]`)))
+	p.waitFor("the remove confirmation", `document.querySelector('.wt-confirm').dataset.action === 'remove' && !document.querySelector('label.wt-force').hidden`)
+	require.Contains(t, p.eval(`document.querySelector('.wt-confirm').textContent`), "Discard 1 uncommitted change")
+	p.do(chromedp.Click(chromedp.CSS(`.wt-confirm button[data-confirm]`)))
+	p.waitFor("the daemon's refusal", `(document.querySelector('.wt-error .error-box') || {textContent: ''}).textContent.includes('uncommitted')`)
+	require.Equal(t, string(wire.CodeConflict), p.eval(`document.querySelector('.wt-error .error-box').dataset.code`))
+	require.Contains(t, p.eval(`document.querySelector('.wt-error').textContent`), "NOTES.md")
+	require.Equal(t, "active", p.eval(wtState))
+	require.DirExists(t, wt.Path, "a refused remove leaves the worktree")
+	p.screenshot("webui-worktree-refused")
+
+	// Archive, confirmed: the note is committed to the kept branch.
+	p.do(chromedp.Click(chromedp.CSS(`section.worktree button[data-action="archive"]`)))
+	p.waitFor("the archive confirmation", `document.querySelector('.wt-confirm').dataset.action === 'archive' && document.querySelector('.wt-error').textContent === ''`)
+	require.Contains(t, p.eval(`document.querySelector('.wt-question').textContent`), "1 uncommitted change will be committed to branch "+wt.Branch)
+	p.screenshot("webui-worktree-confirm")
+	p.do(chromedp.Click(chromedp.CSS(`.wt-confirm button[data-confirm]`)))
+	p.waitFor("the archived worktree", wtState+` === 'archived' && document.querySelector('.wt-confirm').hidden && document.querySelector('.wt-result').textContent.includes('archived; its work is kept on branch')`)
+	require.Equal(t, "false,true,true", p.eval(`[`+visible("archive")+`, `+visible("remove")+`, `+visible("restore")+`].join()`), "an archived worktree can be restored or removed")
+	require.NoDirExists(t, wt.Path)
+	note, err := exec.Command("git", "-C", repo, "show", wt.Branch+":NOTES.md").CombinedOutput()
+	require.NoError(t, err, "%s", note)
+	wts, err = c.Worktrees(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "archived", wts[0].State)
+	p.screenshot("webui-worktree-archived")
+
+	// Restore, confirmed (at phone width): the branch is checked out
+	// again with the note.
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	p.do(chromedp.Click(chromedp.CSS(`section.worktree button[data-action="restore"]`)))
+	p.waitFor("the restore confirmation", `document.querySelector('.wt-confirm').dataset.action === 'restore'`)
+	require.Contains(t, p.eval(`document.querySelector('.wt-question').textContent`), "Branch "+wt.Branch+" is checked out again")
+	p.eval(`(() => { document.querySelector('section.worktree').scrollIntoView(); return ''; })()`)
+	p.screenshot("webui-worktree-restore-phone")
+	p.do(chromedp.Click(chromedp.CSS(`.wt-confirm button[data-confirm]`)))
+	p.waitFor("the restored worktree", wtState+` === 'active' && document.querySelector('.wt-result').textContent.includes('restored') && document.querySelector('[data-fact="uncommitted"]').textContent === '0 changes'`)
+	b, err := os.ReadFile(filepath.Join(wt.Path, "NOTES.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "and the lexer")
+	p.screenshot("webui-worktree-restored-phone")
 	p.do(chromedp.EmulateViewport(1280, 860))
 
 	// The first turn's source message link opens the room at the message.

@@ -504,3 +504,61 @@ func TestEngine_redeliveredRowStaysInTheInbox(t *testing.T) {
 	}
 	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second)}, ids)
 }
+
+// TestEngine_inboxPages reads an inbox in pages: the oldest Limit
+// messages, and More while others wait behind them.
+func TestEngine_inboxPages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	ctx := t.Context()
+	var all []jam.PlatformMessageID
+	for i := 1; i <= 5; i++ {
+		all = append(all, jam.PlatformMessageID(b.inbound(t, i, fmt.Sprintf("m%d", i))))
+	}
+	for range all {
+		b.delivered(t)
+	}
+	b.waitEvent(t, EventDelivered, string(all[4]))
+	page := func(limit int) ([]jam.PlatformMessageID, bool) {
+		t.Helper()
+		pg, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: limit})
+		require.NoError(t, err)
+		var ids []jam.PlatformMessageID
+		for _, it := range pg.Items {
+			ids = append(ids, it.MessageID)
+		}
+		return ids, pg.More
+	}
+	ids, more := page(2)
+	require.Equal(t, all[:2], ids)
+	require.True(t, more)
+	ids, more = page(5)
+	require.Equal(t, all, ids)
+	require.False(t, more, "exactly the page: nothing waits behind it")
+	ids, more = page(0)
+	require.Equal(t, all, ids, "the default page holds them all")
+	require.False(t, more)
+	// A cursor walks the rest.
+	var walked []jam.PlatformMessageID
+	var after int64
+	for {
+		pg, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 2, After: after})
+		require.NoError(t, err)
+		for _, it := range pg.Items {
+			walked = append(walked, it.MessageID)
+		}
+		if !pg.More {
+			break
+		}
+		after = pg.Next
+	}
+	require.Equal(t, all, walked)
+	pg, err := b.eng.WaitPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 4})
+	require.NoError(t, err)
+	require.Len(t, pg.Items, 4)
+	require.True(t, pg.More)
+	for _, bad := range []int{-1, MaxInboxLimit + 1} {
+		_, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: bad})
+		require.ErrorIs(t, err, jam.ErrInvalid, "limit %d", bad)
+	}
+}

@@ -34,4 +34,8 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 	// ErrNotImplemented marks a documented operation this build lacks.
 	ErrNotImplemented = errors.New("not implemented")
+	// ErrIncompatible marks a configuration the agent's placement cannot
+	// run: a room asking a shared process for a per-process setting (such
+	// as its own command) that differs from the one the process runs.
+	ErrIncompatible = errors.New("incompatible with the placement")
 )

@@ -33,10 +33,10 @@ func (s TurnState) Terminal() bool {
 }
 
 // turnMoves lists the transitions each state allows. A queued turn may be
-// cancelled before it starts; an active one may fail, be cancelled (through
+// cancelled, or refused (failed), before it starts; an active one may fail, be cancelled (through
 // cancelling) or be interrupted when its lease dies.
 var turnMoves = map[TurnState][]TurnState{
-	TurnQueued:     {TurnPreparing, TurnCancelled},
+	TurnQueued:     {TurnPreparing, TurnCancelled, TurnFailed},
 	TurnPreparing:  {TurnRunning, TurnFailed, TurnCancelling, TurnInterrupted},
 	TurnRunning:    {TurnSucceeded, TurnFailed, TurnCancelling, TurnInterrupted},
 	TurnCancelling: {TurnCancelled, TurnInterrupted, TurnFailed},
@@ -70,6 +70,9 @@ const (
 	ReasonCancelledByUser    = "cancelled_by_user"
 	ReasonSettlementFailed   = "settlement_failed"
 	ReasonConfigIncompatible = "config_incompatible"
+	// ReasonPlacementIncompatible: the session asks for a per-process
+	// setting its shared host does not run; the turn is refused.
+	ReasonPlacementIncompatible = "placement_incompatible"
 )
 
 // SessionLifecycle is a session's lifecycle state.

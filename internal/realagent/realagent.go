@@ -45,6 +45,14 @@ const (
 // FakeModelID is the provider/model the configuration selects.
 const FakeModelID = "fake/" + fakemodel.DefaultModel
 
+// AltModel is a second model of the fake provider, which the
+// configuration offers but does not select: a client that puts a session
+// on FakeAltModelID shows in the model requests' model.
+const (
+	AltModel       = "fake-model-alt"
+	FakeAltModelID = "fake/" + AltModel
+)
+
 // OpenCode is one test's setup for running `opencode acp` against a fake
 // model.
 type OpenCode struct {
@@ -53,7 +61,9 @@ type OpenCode struct {
 	// Home is the agent's home; its XDG directories are under it. Runs
 	// that share an OpenCode share their sessions.
 	Home string
-	// Env is the agent's complete environment.
+	// Env is the agent's environment: complete on its own, and also fit
+	// to go on top of another (an owned agent's template adds it to
+	// jamd's), as it sets every variable that points opencode somewhere.
 	Env []string
 	// Isolated says the agent runs in its own network namespace.
 	Isolated bool
@@ -109,12 +119,6 @@ func (o *OpenCode) Command() []string {
 	return append([]string{"unshare", "-n", exe, bridgeArg, o.sock, o.addr}, argv...)
 }
 
-// CommandWithEnv is Command run under `env -i` with Env, for launchers
-// that take only an argv.
-func (o *OpenCode) CommandWithEnv() []string {
-	return append(append([]string{"env", "-i"}, o.Env...), o.Command()...)
-}
-
 // openCodeEnv is the environment of one opencode run.
 func openCodeEnv(home, baseURL string) []string {
 	config := map[string]any{
@@ -128,7 +132,10 @@ func openCodeEnv(home, baseURL string) []string {
 			"npm":     "@ai-sdk/openai-compatible",
 			"name":    "Fake",
 			"options": map[string]any{"baseURL": baseURL, "apiKey": "dummy"},
-			"models":  map[string]any{fakemodel.DefaultModel: map[string]any{"name": "Fake Model", "tool_call": true}},
+			"models": map[string]any{
+				fakemodel.DefaultModel: map[string]any{"name": "Fake Model", "tool_call": true},
+				AltModel:               map[string]any{"name": "Fake Model Alt", "tool_call": true},
+			},
 		}},
 	}
 	b, _ := json.Marshal(config)

@@ -19,14 +19,37 @@ func holder(t store.Template, s store.Session) string {
 	return string(t.ID)
 }
 
+// launchConfig is the configuration a new host for the session runs. A
+// dedicated host is the session's own: the template's desired
+// configuration with the session's overrides applied. A shared host serves
+// all the agent's rooms with the template's.
+func launchConfig(t store.Template, s store.Session) store.TemplateConfig {
+	if t.Desired.Placement == jam.PlacementDedicated {
+		return s.Overrides.Apply(t.Desired)
+	}
+	return t.Desired
+}
+
+// errIncompatible refuses a session whose overrides set a per-process key
+// differently from what the shared host runs (or would start with): its
+// turns must not run there under the wrong command.
+func errIncompatible(s store.Session) error {
+	return fmt.Errorf("%w: session %s has its own command, which the agent's shared process cannot run (set placement=dedicated to give each room its own process)",
+		jam.ErrIncompatible, s.ID)
+}
+
 // hostFor returns the live host of the session's holder, starting one (a
 // new lease, with the next generation) when there is none or its process
-// has exited. A new host runs the template's desired configuration, which
-// thereby becomes effective; a running host keeps the configuration it
-// started with until it is replaced, and the template shows the change as
-// outstanding meanwhile.
+// has exited. A new host runs launchConfig, and the template's desired
+// configuration thereby becomes effective; a running host keeps the
+// configuration it started with until it is replaced, and the template
+// shows the change as outstanding meanwhile. A shared host refuses a
+// session whose per-process overrides differ from the configuration it
+// runs, or would start with, with jam.ErrIncompatible, before any process
+// is started for it.
 func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session) (*lease, error) {
 	h := holder(t, s)
+	shared := h == string(t.ID)
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
@@ -49,10 +72,17 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 			_ = m.cfg.Store.LeaseEnd(ctx, m.cfg.Workspace, l.record.ID, jam.ReasonProcessExited, m.cfg.Now())
 			l.host, l.sessions = nil, map[jam.SessionID]string{}
 		default:
+			if shared && s.Overrides.DiffersPerProcess(l.config) {
+				return nil, errIncompatible(s)
+			}
 			return l, nil
 		}
 	}
-	host, err := m.cfg.Launch(ctx, t.Desired)
+	cfg := launchConfig(t, s)
+	if shared && s.Overrides.DiffersPerProcess(cfg) {
+		return nil, errIncompatible(s)
+	}
+	host, err := m.cfg.Launch(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start agent %s: %w", t.Peer, err)
 	}
@@ -65,7 +95,7 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 	if _, err := m.cfg.Store.TemplateApplied(ctx, m.cfg.Workspace, t.ID, t.DesiredGeneration, m.cfg.Now()); err != nil && !errors.Is(err, jam.ErrConflict) {
 		m.log.Warn("record effective configuration", "template", t.ID, "err", err)
 	}
-	l.host, l.record = host, rec
+	l.host, l.record, l.config = host, rec, cfg
 	m.log.Info("agent started", "peer", t.Peer, "holder", h, "lease", rec.ID, "generation", rec.Generation, "pid", host.Pid())
 	return l, nil
 }
@@ -96,6 +126,20 @@ func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir 
 	}
 	l.sessions[s.ID] = thread
 	return thread, nil
+}
+
+// refuse ends a queued turn the session's host cannot run: it fails with
+// reason and settles nothing (its Band message stays queued for the
+// agent). A turn cancelled meanwhile stays cancelled.
+func (m *Manager) refuse(ctx context.Context, s store.Session, t store.Turn, reason string, cause error) error {
+	m.log.Warn("turn refused", "session", s.ID, "turn", t.ID, "reason", reason, "err", cause)
+	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: jam.TurnQueued, To: jam.TurnFailed, Reason: reason, At: m.cfg.Now()})
+	if errors.Is(err, jam.ErrConflict) {
+		if cur, gerr := m.cfg.Store.TurnGet(ctx, m.cfg.Workspace, t.ID); gerr == nil && cur.State != jam.TurnQueued {
+			return nil
+		}
+	}
+	return err
 }
 
 // dropHost forgets a host whose process exited and ends its lease.

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -93,8 +95,10 @@ type nopObserver struct{}
 func (nopObserver) TurnMoved(TurnEvent)    {}
 func (nopObserver) TurnOutput(OutputEvent) {}
 
-// Output is what a turn streamed so far, as far as the manager keeps it:
-// the text of the turns it ran recently, up to MaxOutputBytes each.
+// Output is what a turn streamed so far, as far as it is kept: the
+// manager keeps the turns it ran recently in memory, up to MaxOutputBytes
+// each, and every turn's output in the store, within the store's bounds
+// (store.TurnOutputMaxText), across restarts.
 type Output struct {
 	// Batches is how many batches the updates cover: an OutputEvent with a
 	// higher Batch comes after them.
@@ -108,13 +112,16 @@ type Output struct {
 const (
 	defaultBatchInterval = 250 * time.Millisecond
 	defaultBatchBytes    = 4 << 10
-	// MaxOutputBytes bounds the output kept per turn.
+	// MaxOutputBytes bounds the output kept in memory per turn.
 	MaxOutputBytes = 64 << 10
 	// keptOutputs is how many turns' output the manager keeps.
 	keptOutputs = 64
 	// maxUpdateText bounds one update's text; an agent that sends more in
 	// one chunk is clipped rather than making an event the store refuses.
 	maxUpdateText = 64 << 10
+	// storeOutputTimeout bounds one batch's store write, so a wedged store
+	// holds a turn's end back no longer than this.
+	storeOutputTimeout = 10 * time.Second
 )
 
 // batcher coalesces a turn's streamed output into batches: consecutive
@@ -214,53 +221,73 @@ func clipText(s string, n int) string {
 type transcript struct {
 	out  Output
 	size int
+	// limit bounds size; 0 for none.
+	limit int
 }
 
-// append adds a batch, merging text as the batcher does, within
-// MaxOutputBytes.
-func (tr *transcript) append(batch []Update) {
-	tr.out.Batches++
+// append adds batch n, merging text as the batcher does, within limit.
+func (tr *transcript) append(n int, batch []Update) {
+	tr.out.Batches = max(tr.out.Batches, n)
 	for _, u := range batch {
-		if tr.out.Truncated {
+		if tr.out.Truncated && tr.limit > 0 {
 			return
 		}
-		if tr.size+u.size() > MaxOutputBytes {
+		if tr.limit > 0 && tr.size+u.size() > tr.limit {
 			tr.out.Truncated = true
 			return
 		}
 		tr.size += u.size()
-		n := len(tr.out.Updates)
-		if coalesces(u.Kind) && n > 0 && tr.out.Updates[n-1].Kind == u.Kind {
-			tr.out.Updates[n-1].Text += u.Text
+		k := len(tr.out.Updates)
+		if coalesces(u.Kind) && k > 0 && tr.out.Updates[k-1].Kind == u.Kind {
+			tr.out.Updates[k-1].Text += u.Text
 			continue
 		}
 		tr.out.Updates = append(tr.out.Updates, u)
 	}
 }
 
-// Output returns what a turn the manager ran recently streamed; false when
-// it keeps nothing for the turn (it streamed nothing, ran before the
-// daemon's start, or is too old).
-func (m *Manager) Output(id jam.TurnID) (Output, bool) {
+// Output returns what a turn streamed, as far as it is kept; false when
+// nothing is kept (the turn streamed nothing, or ran before output was
+// stored). Memory answers for the turns the manager ran recently; the
+// store for the others, and for those whose output outgrew memory (it
+// keeps more).
+func (m *Manager) Output(ctx context.Context, id jam.TurnID) (Output, bool, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	tr, ok := m.outputs[id]
-	if !ok {
-		return Output{}, false
+	tr, inMemory := m.outputs[id]
+	var mem Output
+	if inMemory {
+		mem = tr.out
+		mem.Updates = append([]Update(nil), mem.Updates...)
 	}
-	out := tr.out
-	out.Updates = append([]Update(nil), out.Updates...)
-	return out, true
+	m.mu.Unlock()
+	if inMemory && !mem.Truncated {
+		return mem, true, nil
+	}
+	batches, err := m.cfg.Store.TurnOutput(ctx, m.cfg.Workspace, id)
+	if err != nil {
+		return Output{}, false, fmt.Errorf("output of turn %s: %w", id, err)
+	}
+	if len(batches) == 0 {
+		return mem, inMemory, nil
+	}
+	stored := transcript{}
+	for _, b := range batches {
+		stored.append(b.Batch, fromStoreUpdates(b.Updates))
+		stored.out.Truncated = b.Truncated
+	}
+	// Batches it failed to store still count: events up to them are out.
+	stored.out.Batches = max(stored.out.Batches, mem.Batches)
+	return stored.out, true, nil
 }
 
-// keepOutput records a batch of a turn's output, forgetting the oldest
-// turn's when too many are kept, and returns the batch's number.
-func (m *Manager) keepOutput(id jam.TurnID, batch []Update) int {
+// keepOutput records batch n of a turn's output in memory, forgetting
+// the oldest turn's when too many are kept.
+func (m *Manager) keepOutput(id jam.TurnID, n int, batch []Update) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	tr, ok := m.outputs[id]
 	if !ok {
-		tr = &transcript{}
+		tr = &transcript{limit: MaxOutputBytes}
 		m.outputs[id] = tr
 		m.outputOrder = append(m.outputOrder, id)
 		if len(m.outputOrder) > keptOutputs {
@@ -268,6 +295,47 @@ func (m *Manager) keepOutput(id jam.TurnID, batch []Update) int {
 			m.outputOrder = m.outputOrder[1:]
 		}
 	}
-	tr.append(batch)
-	return tr.out.Batches
+	tr.append(n, batch)
+}
+
+// storeOutput writes batch n of a running turn's output to the store. It
+// runs on the batcher's goroutine, so the agent's stream never waits for
+// it (the batcher gathers what comes meanwhile into the next batch). The
+// output is evidence, not the turn's result: a batch that fails to store
+// is logged and the turn goes on. The write outlives the manager's stop,
+// so the last batch of a turn cut short by it is kept too.
+func (m *Manager) storeOutput(ctx context.Context, t store.Turn, n int, batch []Update) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeOutputTimeout)
+	defer cancel()
+	_, err := m.cfg.Store.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: m.cfg.Workspace, TurnID: t.ID,
+		LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, Batch: n, Updates: toStoreUpdates(batch), At: m.cfg.Now()})
+	if err != nil {
+		m.log.Warn("turn output not stored", "turn", t.ID, "batch", n, "err", err)
+	}
+}
+
+// toStoreUpdates is the stored form of a batch.
+func toStoreUpdates(us []Update) []store.OutputUpdate {
+	out := make([]store.OutputUpdate, 0, len(us))
+	for _, u := range us {
+		su := store.OutputUpdate{Kind: u.Kind, Text: u.Text, ToolCallID: u.ToolCallID, Title: u.Title, ToolKind: u.ToolKind, Status: u.Status}
+		for _, p := range u.Plan {
+			su.Plan = append(su.Plan, store.OutputPlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
+		}
+		out = append(out, su)
+	}
+	return out
+}
+
+// fromStoreUpdates reverses toStoreUpdates.
+func fromStoreUpdates(us []store.OutputUpdate) []Update {
+	out := make([]Update, 0, len(us))
+	for _, su := range us {
+		u := Update{Kind: su.Kind, Text: su.Text, ToolCallID: su.ToolCallID, Title: su.Title, ToolKind: su.ToolKind, Status: su.Status}
+		for _, p := range su.Plan {
+			u.Plan = append(u.Plan, PlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
+		}
+		out = append(out, u)
+	}
+	return out
 }

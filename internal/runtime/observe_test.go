@@ -206,7 +206,8 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 	require.Equal(t, strings.Repeat("thinking… ", 10), thought.String())
 	require.Less(t, len(output), 14, "chunks were coalesced")
 
-	kept, ok := m.Output(moves[0].Turn.ID)
+	kept, ok, err := m.Output(t.Context(), moves[0].Turn.ID)
+	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, len(output), kept.Batches)
 	require.Equal(t, []Update{
@@ -215,16 +216,17 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 		{Kind: UpdateToolCallUpdate, ToolCallID: "c1", Status: "completed"},
 		{Kind: UpdateText, Text: "all done"},
 	}, kept.Updates)
-	_, ok = m.Output(jam.New[jam.TurnID](b.m))
+	_, ok, err = m.Output(t.Context(), jam.New[jam.TurnID](b.m))
+	require.NoError(t, err)
 	require.False(t, ok)
 }
 
 func TestTranscript_bounded(t *testing.T) {
 	t.Parallel()
-	var tr transcript
+	tr := transcript{limit: MaxOutputBytes}
 	chunk := Update{Kind: UpdateText, Text: strings.Repeat("x", 1000)}
-	for range 100 {
-		tr.append([]Update{chunk})
+	for i := range 100 {
+		tr.append(i+1, []Update{chunk})
 	}
 	require.Equal(t, 100, tr.out.Batches)
 	require.True(t, tr.out.Truncated)

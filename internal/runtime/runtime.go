@@ -24,8 +24,12 @@
 // transition of a turn, and the turn's streamed output while it runs, in
 // batches: text chunks coalesce and go out every BatchInterval or
 // BatchBytes, tool calls and plans as they come, and the last batch before
-// the turn's end is recorded. The manager keeps recent turns' output in
-// memory for readers that join a turn midway (Output).
+// the turn's end is recorded. Each batch is written to the store as it
+// goes out, within the store's bounds per turn; a batch that fails to
+// store is logged, since the output is evidence, not the turn's result.
+// The manager also keeps recent turns' output in memory, and Output reads
+// it there first, then from the store (after a restart, or for a turn that
+// outgrew memory).
 //
 // A session's worktree can be archived (changes committed to its branch,
 // the directory removed, the branch kept), removed (directory and branch
@@ -90,6 +94,8 @@ type Store interface {
 	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error)
 	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error)
 	TurnTransition(ctx context.Context, p store.TurnTransitionParams) (store.Turn, error)
+	TurnOutputAppend(ctx context.Context, p store.TurnOutputAppendParams) (store.TurnOutputBatch, error)
+	TurnOutput(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]store.TurnOutputBatch, error)
 	MessageAccept(ctx context.Context, p store.MessageAcceptParams) (store.SessionMessage, store.Turn, error)
 	MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (store.SessionMessage, error)
 	MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.SessionMessage, error)
@@ -175,6 +181,8 @@ type lease struct {
 	mu     sync.Mutex // serializes starting the host
 	host   Host
 	record store.Lease
+	// config is the configuration host was started with.
+	config store.TemplateConfig
 	// sessions are the provider threads opened on this host, by session.
 	sessions map[jam.SessionID]string
 }

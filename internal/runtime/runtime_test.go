@@ -161,7 +161,8 @@ func TestManager_startInterruptsTurnsADeadDaemonLeftActive(t *testing.T) {
 	tr, err := b.st.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](b.m), WorkspaceID: b.ws, SessionID: b.sess.ID, Routing: jam.RoutingQueue, SourceMessageID: msg, CreatedAt: time.Now()})
 	require.NoError(t, err)
 	for _, mv := range [][2]jam.TurnState{{jam.TurnQueued, jam.TurnPreparing}, {jam.TurnPreparing, jam.TurnRunning}} {
-		_, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: mv[0], To: mv[1], LeaseID: l.ID, LeaseGeneration: l.Generation, At: time.Now()})
+		_, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: mv[0], To: mv[1], LeaseID: l.ID, LeaseGeneration: l.Generation,
+			At: time.Now(), Execution: jam.New[jam.ExecutionID](b.m)})
 		require.NoError(t, err)
 	}
 
@@ -183,6 +184,21 @@ func TestManager_startInterruptsTurnsADeadDaemonLeftActive(t *testing.T) {
 	require.Equal(t, jam.TurnSucceeded, turns[1].State)
 	require.Equal(t, int64(2), turns[1].LeaseGeneration, "a new lease")
 	require.Equal(t, 1, n)
+	// Each turn was one attempt: the dead one ended with its turn, the
+	// next one ran on the new lease.
+	for i, want := range []struct {
+		gen     int64
+		outcome jam.TurnState
+		reason  string
+	}{{1, jam.TurnInterrupted, jam.ReasonDaemonRestarted}, {2, jam.TurnSucceeded, "end_turn"}} {
+		execs, err := b.st.ExecutionList(ctx, b.ws, turns[i].ID)
+		require.NoError(t, err)
+		require.Len(t, execs, 1, "turn %d", i)
+		require.Equal(t, store.ExecutionEnded, execs[0].State, "turn %d", i)
+		require.Equal(t, want.gen, execs[0].LeaseGeneration, "turn %d", i)
+		require.Equal(t, want.outcome, execs[0].Outcome, "turn %d", i)
+		require.Equal(t, want.reason, execs[0].Reason, "turn %d", i)
+	}
 }
 
 func TestManager_failedPromptSettlesNothing(t *testing.T) {

@@ -38,13 +38,21 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		return err
 	}
 	l, err := m.hostFor(ctx, tmpl, s)
+	if errors.Is(err, jam.ErrIncompatible) {
+		return m.refuse(ctx, s, t, jam.ReasonPlacementIncompatible, err)
+	}
 	if err != nil {
 		return err
 	}
 	move := func(from, to jam.TurnState, reason string) error {
+		p := store.TurnTransitionParams{ID: t.ID, From: from, To: to,
+			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()}
+		if from == jam.TurnQueued && to == jam.TurnPreparing {
+			// The attempt on this lease starts with the move.
+			p.Execution = jam.New[jam.ExecutionID](m.cfg.Minter)
+		}
 		var err error
-		t, err = m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: from, To: to,
-			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()})
+		t, err = m.transition(ctx, s, p)
 		return err
 	}
 	cancelled := func(from jam.TurnState) error {
@@ -101,9 +109,12 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		endWork = m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
 	}
 	running := t
+	batches := 0 // only the batcher's goroutine touches it
 	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []Update) {
-		n := m.keepOutput(running.ID, batch)
-		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: n, Updates: batch})
+		batches++
+		m.storeOutput(ctx, running, batches, batch)
+		m.keepOutput(running.ID, batches, batch)
+		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: batches, Updates: batch})
 	})
 	ans, perr := l.host.Prompt(turnCtx, thread, withNotes(notes, text), out.add)
 	// The output is out before the turn's end is recorded.

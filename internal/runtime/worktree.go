@@ -1,63 +1,51 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	gitcli "github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
 
 // NewWorktree prepares a session's working directory under root: a git
-// worktree of the template's repository on its own branch
-// (jam/<session id>), or an empty directory when the template names no
-// repository. It is owned by its id; the path is only where it is now.
+// worktree of the session's repository (its override, else the
+// template's) on its own branch (jam/<session id>), or an empty directory
+// when neither names one. It is owned by its id; the path is only where it
+// is now.
 func NewWorktree(ctx context.Context, root string, id jam.WorktreeID, t store.Template, s store.Session, at time.Time) (store.Worktree, error) {
 	w := store.Worktree{ID: id, WorkspaceID: s.WorkspaceID, SessionID: s.ID, State: store.WorktreeActive, CreatedAt: at, UpdatedAt: at}
 	w.Path = filepath.Join(root, string(s.ID))
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return store.Worktree{}, err
 	}
-	if t.Desired.Repo == "" {
+	repo := s.Overrides.Apply(t.Desired).Repo
+	if repo == "" {
 		if err := os.MkdirAll(w.Path, 0o755); err != nil {
 			return store.Worktree{}, err
 		}
 		return w, nil
 	}
-	w.Repo, w.Branch = t.Desired.Repo, "jam/"+string(s.ID)
+	w.Repo, w.Branch = repo, "jam/"+string(s.ID)
 	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
 		return w, nil // created before a crash kept us from recording it
 	}
-	if out, err := git(ctx, w.Repo, "worktree", "add", "-b", w.Branch, w.Path); err != nil {
-		return store.Worktree{}, fmt.Errorf("git worktree add: %w: %s", err, out)
+	if err := gitcli.WorktreeAddBranch(ctx, w.Repo, w.Path, w.Branch); err != nil {
+		return store.Worktree{}, err
 	}
 	return w, nil
 }
 
-// git runs the git CLI in dir.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return strings.TrimSpace(out.String()), err
-}
-
-// gitIdentity lets jam commit in a repository without a configured
-// identity, and without the user's hooks or signing.
-var gitIdentity = []string{"-c", "user.name=jam", "-c", "user.email=jam@localhost", "-c", "commit.gpgsign=false"}
-
-// Changes lists a worktree's uncommitted changes (git status --porcelain
-// lines; for a plain directory, its entries). None when the directory is
-// gone.
+// Changes lists a worktree's uncommitted changes (lines like those of git
+// status --porcelain, paths unquoted; for a plain directory, its
+// entries). None when the directory is gone.
 func Changes(ctx context.Context, w store.Worktree) ([]string, error) {
 	if _, err := os.Stat(w.Path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -73,14 +61,15 @@ func Changes(ctx context.Context, w store.Worktree) ([]string, error) {
 		}
 		return out, nil
 	}
-	out, err := git(ctx, w.Path, "status", "--porcelain", "--untracked-files=all")
+	changes, err := gitcli.Status(ctx, w.Path)
 	if err != nil {
-		return nil, fmt.Errorf("git status: %w: %s", err, out)
+		return nil, err
 	}
-	if out == "" {
-		return nil, nil
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.String())
 	}
-	return strings.Split(out, "\n"), nil
+	return out, nil
 }
 
 // archiveWorktree commits the worktree's uncommitted changes to its branch
@@ -95,12 +84,8 @@ func archiveWorktree(ctx context.Context, w store.Worktree) error {
 		return err
 	}
 	if len(changes) > 0 {
-		if out, err := git(ctx, w.Path, "add", "--all"); err != nil {
-			return fmt.Errorf("git add: %w: %s", err, out)
-		}
-		args := append(append([]string{}, gitIdentity...), "commit", "--no-verify", "--quiet", "-m", "jam: uncommitted work of session "+string(w.SessionID)+" at archive")
-		if out, err := git(ctx, w.Path, args...); err != nil {
-			return fmt.Errorf("git commit: %w: %s", err, out)
+		if _, err := gitcli.CommitAll(ctx, w.Path, "jam: uncommitted work of session "+string(w.SessionID)+" at archive"); err != nil {
+			return err
 		}
 	}
 	return dropCheckout(ctx, w, true)
@@ -111,18 +96,11 @@ func archiveWorktree(ctx context.Context, w store.Worktree) error {
 // repository's worktree records.
 func dropCheckout(ctx context.Context, w store.Worktree, force bool) error {
 	if _, err := os.Stat(w.Path); err == nil {
-		args := []string{"worktree", "remove"}
-		if force {
-			args = append(args, "--force")
-		}
-		if out, err := git(ctx, w.Repo, append(args, w.Path)...); err != nil {
-			return fmt.Errorf("git worktree remove: %w: %s", err, out)
+		if err := gitcli.WorktreeRemove(ctx, w.Repo, w.Path, force); err != nil {
+			return err
 		}
 	}
-	if out, err := git(ctx, w.Repo, "worktree", "prune"); err != nil {
-		return fmt.Errorf("git worktree prune: %w: %s", err, out)
-	}
-	return nil
+	return gitcli.WorktreePrune(ctx, w.Repo)
 }
 
 // removeWorktree deletes the worktree's directory and its branch. With
@@ -142,14 +120,14 @@ func removeWorktree(ctx context.Context, w store.Worktree, force bool) error {
 	if err := dropCheckout(ctx, w, force); err != nil {
 		return err
 	}
-	if w.Branch != "" {
-		if _, err := git(ctx, w.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err == nil {
-			if out, err := git(ctx, w.Repo, "branch", "-D", w.Branch); err != nil {
-				return fmt.Errorf("git branch -D: %w: %s", err, out)
-			}
-		}
+	if w.Branch == "" {
+		return nil
 	}
-	return nil
+	exists, err := gitcli.BranchExists(ctx, w.Repo, w.Branch)
+	if err != nil || !exists {
+		return err
+	}
+	return gitcli.BranchDelete(ctx, w.Repo, w.Branch)
 }
 
 // restoreWorktree checks the worktree out again: its kept branch after an
@@ -161,17 +139,17 @@ func restoreWorktree(ctx context.Context, w store.Worktree) error {
 	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
 		return nil // restored before a crash kept us from recording it
 	}
-	if out, err := git(ctx, w.Repo, "worktree", "prune"); err != nil {
-		return fmt.Errorf("git worktree prune: %w: %s", err, out)
+	if err := gitcli.WorktreePrune(ctx, w.Repo); err != nil {
+		return err
 	}
-	args := []string{"worktree", "add", w.Path, w.Branch}
-	if _, err := git(ctx, w.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch); err != nil {
-		args = []string{"worktree", "add", "-b", w.Branch, w.Path}
+	exists, err := gitcli.BranchExists(ctx, w.Repo, w.Branch)
+	if err != nil {
+		return err
 	}
-	if out, err := git(ctx, w.Repo, args...); err != nil {
-		return fmt.Errorf("git worktree add: %w: %s", err, out)
+	if exists {
+		return gitcli.WorktreeAdd(ctx, w.Repo, w.Path, w.Branch)
 	}
-	return nil
+	return gitcli.WorktreeAddBranch(ctx, w.Repo, w.Path, w.Branch)
 }
 
 // summary shows the first few changes.

@@ -269,7 +269,14 @@ type QueueListParams struct {
 	// Unrouted selects the unrouted bucket (Binding must be "").
 	Unrouted bool
 	// Room restricts to one room when not "".
-	Room  jam.RoomID
+	Room jam.RoomID
+	// Delivered selects only routed rows in state delivered: what an
+	// attached agent's inbox shows.
+	Delivered bool
+	// After skips rows up to this seq (0: from the first): the next page
+	// of a listing.
+	After int64
+	// Limit bounds the rows returned, oldest first; 0 returns all.
 	Limit int
 }
 

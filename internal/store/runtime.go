@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/jam"
 )
@@ -28,8 +32,8 @@ type Runtime interface {
 	// jam.ErrConflict (the configuration changed again meanwhile).
 	TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (Template, error)
 
-	// SessionCreate creates a room's session; a peer has at most one open
-	// session per room (jam.ErrAlreadyExists).
+	// SessionCreate creates a room's session, with its overrides; a peer
+	// has at most one open session per room (jam.ErrAlreadyExists).
 	SessionCreate(ctx context.Context, s Session) (Session, error)
 	// SessionGet returns one session.
 	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (Session, error)
@@ -48,10 +52,27 @@ type Runtime interface {
 	// TurnList returns a session's turns in order.
 	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]Turn, error)
 	// TurnTransition moves a turn and journals the move, in one
-	// transaction. See TurnTransitionParams for the fencing rules.
+	// transaction, which also starts or ends the turn's execution. See
+	// TurnTransitionParams for the fencing rules.
 	TurnTransition(ctx context.Context, p TurnTransitionParams) (Turn, error)
 	// TurnJournal returns a turn's transitions in order.
 	TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnJournalEntry, error)
+
+	// TurnOutputAppend stores one batch of a running turn's output, within
+	// the turn's bounds (BoundTurnOutput), and returns what was kept. The
+	// write is fenced like a transition: the turn must be running (or
+	// cancelling) on p.LeaseID at p.LeaseGeneration, else jam.ErrLeaseLost.
+	// Batches rise: a batch number not above the turn's last stored one is
+	// jam.ErrConflict. A batch that keeps nothing of a turn already
+	// truncated is not stored.
+	TurnOutputAppend(ctx context.Context, p TurnOutputAppendParams) (TurnOutputBatch, error)
+	// TurnOutput returns a turn's stored output batches in order; none for
+	// a turn that stored nothing.
+	TurnOutput(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnOutputBatch, error)
+	// ExecutionList returns a turn's executions, oldest first; none for a
+	// turn that never left queued, or that was recorded before executions
+	// were.
+	ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.TurnID) ([]Execution, error)
 
 	// MessageAccept records an accepted session message (Seq assigned), in
 	// one transaction with what its routing does: a queue message enqueues
@@ -100,6 +121,22 @@ type TemplateConfig struct {
 	Repo string `json:"repo,omitempty"`
 	// Permission answers the agent's permission requests: allow or reject.
 	Permission string `json:"permission"`
+	// Env is added to the agent's environment, in order, on top of the
+	// daemon's own. Values are often credentials: each is sealed with the
+	// daemon's key, bound to EnvTemplate and its name.
+	Env []EnvVar `json:"env,omitempty"`
+	// EnvTemplate is the template the values of Env are sealed for (the
+	// launcher, which gets only the configuration, opens them with it).
+	EnvTemplate jam.TemplateID `json:"env_template,omitempty"`
+	// HandshakeTimeout bounds the agent's protocol handshake; 0 is the
+	// harness's default.
+	HandshakeTimeout time.Duration `json:"handshake_timeout,omitempty"`
+}
+
+// EnvVar is one environment variable of an agent, its value sealed.
+type EnvVar struct {
+	Name   string `json:"name"`
+	Sealed []byte `json:"sealed"`
 }
 
 // Template is a runtime template.
@@ -140,8 +177,45 @@ type Session struct {
 	Room           jam.RoomID
 	Lifecycle      jam.SessionLifecycle
 	ProviderThread string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Overrides are the configuration keys the session sets differently
+	// from its template; fixed when the session is created.
+	Overrides SessionOverrides
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// SessionOverrides are the runtime keys one session sets differently from
+// its template. Keys have a scope: Repo is per session (the session's
+// worktree is of that repository) and any placement honours it; Command is
+// per process, so a shared process, which runs the template's command for
+// all the agent's rooms, cannot.
+type SessionOverrides struct {
+	// Command replaces the template's argv; nil keeps it.
+	Command []string `json:"command,omitempty"`
+	// Repo replaces the template's repository; "" keeps it.
+	Repo string `json:"repo,omitempty"`
+}
+
+// IsZero reports whether the session runs its template's configuration as
+// is.
+func (o SessionOverrides) IsZero() bool { return len(o.Command) == 0 && o.Repo == "" }
+
+// Apply returns c with the overridden keys replaced: the configuration the
+// session's own process runs.
+func (o SessionOverrides) Apply(c TemplateConfig) TemplateConfig {
+	if len(o.Command) > 0 {
+		c.Command = slices.Clone(o.Command)
+	}
+	if o.Repo != "" {
+		c.Repo = o.Repo
+	}
+	return c
+}
+
+// DiffersPerProcess reports whether o sets a per-process key to something
+// other than c has: a process started with c cannot serve the session.
+func (o SessionOverrides) DiffersPerProcess(c TemplateConfig) bool {
+	return len(o.Command) > 0 && !slices.Equal(o.Command, c.Command)
 }
 
 // Turn is one accepted work request of a session.
@@ -226,6 +300,39 @@ type TurnTransitionParams struct {
 	// the turn in the same transaction. A note that is not pending is
 	// jam.ErrConflict.
 	ConsumeNotes []jam.MessageID
+	// Execution is the id of the attempt a move from queued to preparing
+	// starts (required with that move, jam.ErrInvalid otherwise; ignored
+	// with any other). The execution is recorded in the same transaction,
+	// on the lease the turn is bound to; a later move of the active turn
+	// to a terminal state ends it there too, with the state as its
+	// outcome and the move's reason.
+	Execution jam.ExecutionID
+}
+
+// Execution states.
+const (
+	ExecutionRunning = "running"
+	ExecutionEnded   = "ended"
+)
+
+// Execution is one attempt to perform a turn on a lease: operational
+// evidence, not another unit of work.
+type Execution struct {
+	ID              jam.ExecutionID
+	WorkspaceID     jam.WorkspaceID
+	SessionID       jam.SessionID
+	TurnID          jam.TurnID
+	LeaseID         jam.LeaseID
+	LeaseGeneration int64
+	// Pid is the lease's process when the attempt started.
+	Pid   int
+	State string
+	// Outcome is the terminal state the turn ended in, and Reason its
+	// reason; both "" while the execution runs.
+	Outcome   jam.TurnState
+	Reason    string
+	StartedAt time.Time
+	EndedAt   time.Time
 }
 
 // TurnJournalEntry is one recorded transition.
@@ -236,6 +343,128 @@ type TurnJournalEntry struct {
 	Reason          string
 	LeaseGeneration int64
 	At              time.Time
+}
+
+// Bounds of the output stored for one turn, so that an agent streaming
+// without end cannot fill the disk through one turn. Text counts the text
+// of every update (answer and thinking); Bytes counts every stored update
+// in its JSON form plus outputRowBytes per stored batch.
+const (
+	TurnOutputMaxText  = 4 << 20
+	TurnOutputMaxBytes = 8 << 20
+	// outputRowBytes is what one stored batch costs beyond its updates.
+	outputRowBytes = 64
+)
+
+// OutputUpdate is one piece of a turn's streamed output, as stored: the
+// runtime's update in JSON form.
+type OutputUpdate struct {
+	Kind       string            `json:"kind"`
+	Text       string            `json:"text,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+	Title      string            `json:"title,omitempty"`
+	ToolKind   string            `json:"tool_kind,omitempty"`
+	Status     string            `json:"status,omitempty"`
+	Plan       []OutputPlanEntry `json:"plan,omitempty"`
+}
+
+// OutputPlanEntry is one step of an agent's plan.
+type OutputPlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority,omitempty"`
+	Status   string `json:"status,omitempty"`
+}
+
+// TurnOutputAppendParams store one batch of a running turn's output.
+// LeaseID and LeaseGeneration are those the turn runs under.
+type TurnOutputAppendParams struct {
+	WorkspaceID     jam.WorkspaceID
+	TurnID          jam.TurnID
+	LeaseID         jam.LeaseID
+	LeaseGeneration int64
+	// Batch numbers the turn's batches from 1.
+	Batch   int
+	Updates []OutputUpdate
+	At      time.Time
+}
+
+// TurnOutputBatch is one stored batch of a turn's output.
+type TurnOutputBatch struct {
+	TurnID  jam.TurnID
+	Batch   int
+	Updates []OutputUpdate
+	// Truncated says that output of this batch or an earlier one was not
+	// kept (beyond the turn's bounds).
+	Truncated bool
+	At        time.Time
+}
+
+// OutputUsage is what a turn's stored output uses of its bounds.
+type OutputUsage struct {
+	Text, Bytes int64
+	// Truncated: some output was not kept.
+	Truncated bool
+}
+
+// BoundTurnOutput returns what of a batch a turn with usage u can still
+// keep, and the usage after it. Text beyond TurnOutputMaxText is cut (on
+// a UTF-8 boundary; u.Text then stays at the bound, so no later text is
+// kept) and an update left with nothing is dropped, so tool calls and
+// plans are still kept after the text is full; once an update
+// does not fit in TurnOutputMaxBytes, it and everything after it is
+// dropped (u.Bytes then stays at the bound). Dialects store what it keeps.
+func BoundTurnOutput(batch []OutputUpdate, u OutputUsage) ([]OutputUpdate, OutputUsage) {
+	if u.Bytes+outputRowBytes > TurnOutputMaxBytes {
+		if len(batch) > 0 {
+			u.Truncated = true
+		}
+		return nil, u
+	}
+	u.Bytes += outputRowBytes
+	kept := make([]OutputUpdate, 0, len(batch))
+	for _, up := range batch {
+		if room := TurnOutputMaxText - u.Text; int64(len(up.Text)) > room {
+			// Full: the text count saturates, so no later text is kept
+			// after the cut.
+			up.Text = clipUTF8(up.Text, int(max(room, 0)))
+			u.Text = TurnOutputMaxText - int64(len(up.Text))
+			u.Truncated = true
+			if up.Text == "" && up.ToolCallID == "" && up.Title == "" && up.ToolKind == "" && up.Status == "" && len(up.Plan) == 0 {
+				continue
+			}
+		}
+		size := int64(outputJSONSize(up))
+		if u.Bytes+size > TurnOutputMaxBytes {
+			// Full: the usage saturates, so later batches keep nothing.
+			u.Bytes, u.Truncated = TurnOutputMaxBytes, true
+			break
+		}
+		u.Text += int64(len(up.Text))
+		u.Bytes += size
+		kept = append(kept, up)
+	}
+	return kept, u
+}
+
+// outputJSONSize is the length of an update's JSON form.
+func outputJSONSize(up OutputUpdate) int {
+	b, err := json.Marshal(up)
+	if err != nil {
+		// Strings and slices of strings always encode.
+		panic(fmt.Sprintf("encode output update: %v", err))
+	}
+	return len(b)
+}
+
+// clipUTF8 cuts s to at most n bytes on a UTF-8 boundary.
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Lease states.

@@ -6,7 +6,9 @@
 // control API on the loopback TCP listener (package api), exactly as any
 // other client: it reads rooms, messages, participants, agents, the
 // unrouted bucket and the status with GET /v1/…, posts as the person with
-// POST /v1/rooms/{room}/messages, and follows GET /v1/events as
+// POST /v1/rooms/{room}/messages, archives, removes and restores a
+// session's worktree with POST /v1/worktrees/{session}/… (after a
+// confirmation step in the page), and follows GET /v1/events as
 // Server-Sent Events. Package api mounts a UI on its TCP listener: the UI
 // serves every path outside /v1/, and api asks Authorize whether a /v1/
 // request without the bearer token comes from a signed-in UI page.

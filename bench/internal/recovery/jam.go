@@ -173,16 +173,22 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 		return JamResult{}, err
 	}
 	res.FirstDeliveredEvent, res.All, res.Delivered = since(first), since(last), n
-	inbox, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: agentName})
-	if err != nil {
-		return JamResult{}, fmt.Errorf("inbox: %w", err)
-	}
 	seen := map[string]bool{}
-	for _, m := range inbox.Messages {
-		if seen[m.ID] {
-			return JamResult{}, fmt.Errorf("message %s listed twice", m.ID)
+	for after := ""; ; {
+		inbox, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: agentName, Limit: wire.MaxInboxLimit, After: after})
+		if err != nil {
+			return JamResult{}, fmt.Errorf("inbox: %w", err)
 		}
-		seen[m.ID] = true
+		for _, m := range inbox.Messages {
+			if seen[m.ID] {
+				return JamResult{}, fmt.Errorf("message %s listed twice", m.ID)
+			}
+			seen[m.ID] = true
+		}
+		if !inbox.More {
+			break
+		}
+		after = inbox.NextCursor
 	}
 	res.Inbox = len(seen)
 	if res.Claimed, err = claimedOnHub(ctx, c, s); err != nil {

@@ -79,12 +79,7 @@ func (c *Client) Unbind(ctx context.Context, binding string) error {
 }
 
 // InboxQuery selects queued messages; empty fields do not filter.
-type InboxQuery struct {
-	Agent string
-	Room  string
-	// Unrouted selects the messages no binding has claimed.
-	Unrouted bool
-}
+type InboxQuery = wire.InboxQuery
 
 // Inbox lists queued messages.
 func (c *Client) Inbox(ctx context.Context, q InboxQuery) (wire.Inbox, error) {
@@ -97,6 +92,12 @@ func (c *Client) Inbox(ctx context.Context, q InboxQuery) (wire.Inbox, error) {
 	}
 	if q.Unrouted {
 		v.Set("unrouted", strconv.FormatBool(true))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.After != "" {
+		v.Set("after", q.After)
 	}
 	var out wire.Inbox
 	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/inbox", query: v}, &out)

@@ -143,19 +143,19 @@ func TestClient_messagingRoundTrips(t *testing.T) {
 		},
 		{
 			name: "inbox with filters",
-			backend: backend{InboxFunc: func(_ context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-				assert.Equal(t, []any{"default/alice", "r1", true}, []any{agent, room, unrouted})
+			backend: backend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+				assert.Equal(t, wire.InboxQuery{Agent: "default/alice", Room: "r1", Unrouted: true, Limit: 5, After: "42"}, q)
 				return inbox, nil
 			}},
 			call: func(ctx context.Context, c *apiclient.Client) (any, error) {
-				return c.Inbox(ctx, apiclient.InboxQuery{Agent: "default/alice", Room: "r1", Unrouted: true})
+				return c.Inbox(ctx, apiclient.InboxQuery{Agent: "default/alice", Room: "r1", Unrouted: true, Limit: 5, After: "42"})
 			},
 			want: inbox,
 		},
 		{
 			name: "empty inbox",
-			backend: backend{InboxFunc: func(_ context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
-				assert.Equal(t, []any{"", "", false}, []any{agent, room, unrouted})
+			backend: backend{InboxFunc: func(_ context.Context, q wire.InboxQuery) (wire.Inbox, error) {
+				assert.Equal(t, wire.InboxQuery{}, q)
 				return wire.Inbox{}, nil
 			}},
 			call: func(ctx context.Context, c *apiclient.Client) (any, error) {

@@ -48,7 +48,14 @@ func (c *Client) CancelTurn(ctx context.Context, turn string) error {
 	return c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/turns/%s/cancel", turn)}, nil)
 }
 
-// TurnOutput returns what a turn streamed, as far as the daemon keeps it.
+// Turn returns one turn with its session and executions.
+func (c *Client) Turn(ctx context.Context, turn string) (wire.Turn, error) {
+	var out wire.Turn
+	err := c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/turns/%s", turn)}, &out)
+	return out, err
+}
+
+// TurnOutput returns what a turn streamed, as the daemon keeps it.
 func (c *Client) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
 	var out wire.TurnOutput
 	err := c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/turns/%s/output", turn)}, &out)

@@ -25,7 +25,7 @@ type Backend struct {
 	RoomAddFunc    func(ctx context.Context, room string, r wire.RoomAddRequest) error
 	BindFunc       func(ctx context.Context, r wire.BindRequest) (wire.Binding, error)
 	UnbindFunc     func(ctx context.Context, binding string) error
-	InboxFunc      func(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error)
+	InboxFunc      func(ctx context.Context, q wire.InboxQuery) (wire.Inbox, error)
 	WaitInboxFunc  func(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error)
 	ReplyFunc      func(ctx context.Context, msg string, r wire.ReplyRequest) (wire.ReplyResult, error)
 	AckFunc        func(ctx context.Context, msg string, r wire.AckRequest) error
@@ -39,6 +39,7 @@ type Backend struct {
 	CancelTurnFunc      func(ctx context.Context, turn string) error
 	AgentConfigFunc     func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
 	TurnOutputFunc      func(ctx context.Context, turn string) (wire.TurnOutput, error)
+	TurnFunc            func(ctx context.Context, turn string) (wire.Turn, error)
 	// Worktrees.
 	WorktreesFunc       func(ctx context.Context) ([]wire.Worktree, error)
 	WorktreeArchiveFunc func(ctx context.Context, session string) (wire.Worktree, error)
@@ -130,11 +131,11 @@ func (f Backend) Unbind(ctx context.Context, binding string) error {
 	return f.UnbindFunc(ctx, binding)
 }
 
-func (f Backend) Inbox(ctx context.Context, agent, room string, unrouted bool) (wire.Inbox, error) {
+func (f Backend) Inbox(ctx context.Context, q wire.InboxQuery) (wire.Inbox, error) {
 	if f.InboxFunc == nil {
 		return wire.Inbox{}, ErrUnset
 	}
-	return f.InboxFunc(ctx, agent, room, unrouted)
+	return f.InboxFunc(ctx, q)
 }
 
 func (f Backend) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox, error) {

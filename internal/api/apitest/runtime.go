@@ -48,6 +48,13 @@ func (f Backend) CancelTurn(ctx context.Context, turn string) error {
 	return f.CancelTurnFunc(ctx, turn)
 }
 
+func (f Backend) Turn(ctx context.Context, turn string) (wire.Turn, error) {
+	if f.TurnFunc == nil {
+		return wire.Turn{}, ErrUnset
+	}
+	return f.TurnFunc(ctx, turn)
+}
+
 func (f Backend) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
 	if f.TurnOutputFunc == nil {
 		return wire.TurnOutput{}, ErrUnset

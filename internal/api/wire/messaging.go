@@ -58,6 +58,14 @@ type AgentRuntime struct {
 	Placement string   `json:"placement,omitempty"`
 	// Permission answers the agent's permission requests: allow or reject.
 	Permission string `json:"permission,omitempty"`
+	// Env, in a request, adds NAME=VALUE variables to the agent's
+	// environment (on top of jamd's), in order. Values are secret: jamd
+	// stores them sealed and reads list only the names, in EnvNames.
+	Env      []string `json:"env,omitempty"`
+	EnvNames []string `json:"env_names,omitempty"`
+	// HandshakeTimeout bounds the agent's protocol handshake, as a
+	// duration ("2m", 1s to 30m); empty is the harness's default.
+	HandshakeTimeout string `json:"handshake_timeout,omitempty"`
 }
 
 // Binding binds one session to one room for one agent.
@@ -97,9 +105,12 @@ type RoomCreateRequest struct {
 	Agents  []string `json:"agents,omitempty"`
 }
 
-// RoomAddRequest is the body of POST /v1/rooms/{room}/agents.
+// RoomAddRequest is the body of POST /v1/rooms/{room}/agents. For an
+// owned agent, Overrides configure the room's session differently from the
+// agent's template.
 type RoomAddRequest struct {
-	Agent string `json:"agent"`
+	Agent     string           `json:"agent"`
+	Overrides SessionOverrides `json:"overrides,omitzero"`
 }
 
 // InboxMessage is one queued message (GET /v1/inbox, POST /v1/waitInbox).
@@ -119,7 +130,31 @@ type InboxMessage struct {
 // Inbox is the body of GET /v1/inbox and POST /v1/waitInbox.
 type Inbox struct {
 	Messages []InboxMessage `json:"messages"`
+	// More says that more messages wait behind these: an inbox read
+	// returns the oldest Limit messages (default DefaultInboxLimit).
+	// NextCursor, set with More, is the After of the next page.
+	More       bool   `json:"more,omitempty"`
+	NextCursor string `json:"next_cursor,omitempty"`
 }
+
+// InboxQuery selects the messages of GET /v1/inbox: an agent's (or every
+// agent's), in a room or all, the unrouted bucket instead of bound rooms;
+// at most Limit (0: DefaultInboxLimit), after the message a cursor names
+// (Inbox.NextCursor; "" starts at the oldest).
+type InboxQuery struct {
+	Agent    string
+	Room     string
+	Unrouted bool
+	Limit    int
+	After    string
+}
+
+// Inbox page bounds: a read that names no limit gets DefaultInboxLimit
+// messages, and none gets more than MaxInboxLimit.
+const (
+	DefaultInboxLimit = 100
+	MaxInboxLimit     = 1000
+)
 
 // WaitRequest is the body of POST /v1/waitInbox.
 type WaitRequest struct {
@@ -127,6 +162,11 @@ type WaitRequest struct {
 	Room  string `json:"room,omitempty"`
 	// TimeoutMS bounds the wait; 0 means 30 s, at most 10 minutes.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// Limit bounds the messages returned: 0 means DefaultInboxLimit, at
+	// most MaxInboxLimit.
+	Limit int `json:"limit,omitempty"`
+	// After is a cursor (Inbox.NextCursor): only later messages count.
+	After string `json:"after,omitempty"`
 }
 
 // ReplyRequest is the body of POST /v1/messages/{id}/reply.

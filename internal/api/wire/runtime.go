@@ -17,9 +17,19 @@ type AgentRuntimeStatus struct {
 
 // AgentConfigRequest is the body of POST /v1/agents/{agent}/config: keys
 // of the runtime configuration to change (command, model, repo,
-// placement, permission).
+// placement, permission, handshake_timeout, env.NAME: an empty value
+// unsets the variable).
 type AgentConfigRequest struct {
 	Set map[string]string `json:"set"`
+}
+
+// SessionOverrides are the keys of an owned agent's runtime configuration
+// that one room's session sets differently from the agent's template.
+// Repo is per session (the room's worktree is of that repository); Command
+// is per process, so only a dedicated placement can honour it.
+type SessionOverrides struct {
+	Command []string `json:"command,omitempty"`
+	Repo    string   `json:"repo,omitempty"`
 }
 
 // Session is an owned agent's conversation in one room.
@@ -39,6 +49,9 @@ type Session struct {
 	CurrentTurn      string    `json:"current_turn,omitempty"`
 	CurrentTurnState string    `json:"current_turn_state,omitempty"`
 	Created          time.Time `json:"created_at"`
+	// Overrides are the session's own configuration keys; absent when it
+	// runs the template's configuration as is.
+	Overrides *SessionOverrides `json:"overrides,omitempty"`
 }
 
 // Sessions is the body of GET /v1/sessions.
@@ -62,6 +75,25 @@ type Turn struct {
 	// Started is when the turn started running; Ended when it ended.
 	Started time.Time `json:"started_at,omitzero"`
 	Ended   time.Time `json:"ended_at,omitzero"`
+	// Session is the turn's session, and Executions its attempts, oldest
+	// first; both only in the single-turn read (GET /v1/turns/{turn}).
+	Session    string      `json:"session,omitempty"`
+	Executions []Execution `json:"executions,omitempty"`
+}
+
+// Execution is one attempt of a turn on a lease: the process (pid) that
+// ran it, and how it ended. State is running or ended; Outcome is the
+// terminal state the turn ended in, with Reason.
+type Execution struct {
+	ID              string    `json:"id"`
+	Lease           string    `json:"lease"`
+	LeaseGeneration int64     `json:"lease_generation"`
+	Pid             int       `json:"pid"`
+	State           string    `json:"state"`
+	Outcome         string    `json:"outcome,omitempty"`
+	Reason          string    `json:"reason,omitempty"`
+	Started         time.Time `json:"started_at"`
+	Ended           time.Time `json:"ended_at,omitzero"`
 }
 
 // Turns is the body of GET /v1/sessions/{session}/turns.
@@ -91,15 +123,15 @@ type PlanEntry struct {
 }
 
 // TurnOutput is the body of GET /v1/turns/{turn}/output: what the turn
-// streamed, as far as the daemon keeps it (recent turns of this run, up to
-// a bound). Batches is how many turn.update events it covers: apply only
-// events with a higher batch.
+// streamed, as kept in the store (across restarts, up to a bound per
+// turn); Kept is false when the turn streamed nothing. Batches is how many
+// turn.update events it covers: apply only events with a higher batch.
 type TurnOutput struct {
 	Turn    string       `json:"turn"`
 	Kept    bool         `json:"kept"`
 	Batches int          `json:"batches"`
 	Updates []TurnUpdate `json:"updates"`
-	// Truncated: later output was not kept.
+	// Truncated: some of the output was not kept (beyond the bound).
 	Truncated bool `json:"truncated,omitempty"`
 }
 

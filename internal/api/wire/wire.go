@@ -35,6 +35,9 @@ const (
 	CodeUnavailable      Code = "unavailable"
 	CodeStopping         Code = "stopping"
 	CodeStorageFull      Code = "storage_full"
+	// CodePlacementIncompatible: a room's configuration differs from the
+	// shared process its agent's placement would run it on.
+	CodePlacementIncompatible Code = "placement_incompatible"
 )
 
 // Codes lists the catalogue.
@@ -42,7 +45,7 @@ var Codes = []Code{
 	CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
 	CodeMethodNotAllowed, CodeAlreadyExists, CodeConflict, CodeLeaseLost,
 	CodePayloadTooLarge, CodeInternal, CodeNotImplemented, CodeUnavailable, CodeStopping,
-	CodeStorageFull,
+	CodeStorageFull, CodePlacementIncompatible,
 }
 
 // ErrorBody is the envelope of every error response.

@@ -7,8 +7,9 @@
 // file requests the agent makes (fs/read_text_file, fs/write_text_file)
 // are served inside the requesting session's directory only, and its
 // permission requests are answered by the configured Policy, choosing the
-// offered option by kind. Stop ends the whole process group: stdin is
-// closed, then SIGTERM, then SIGKILL.
+// offered option by kind. With a model configured, every session opened
+// or loaded is put on it, or fails to open (model.go). Stop ends the whole
+// process group: stdin is closed, then SIGTERM, then SIGKILL.
 package acp
 
 import (
@@ -88,6 +89,10 @@ type Config struct {
 	Dir string
 	// Env is the process environment; nil inherits jamd's.
 	Env []string
+	// Model, when set, is the model every session is put on after
+	// session/new and session/load (see ChooseModel); a session the agent
+	// cannot put on it fails to open.
+	Model string
 	// Policy answers permission requests. Default PolicyReject.
 	Policy Policy
 	// OnUpdate receives every session/update, in order; it must not
@@ -246,7 +251,53 @@ func (a *Agent) NewSession(ctx context.Context, dir string) (string, error) {
 	a.mu.Lock()
 	a.sessions[res.SessionID] = &session{root: root}
 	a.mu.Unlock()
+	if err := a.selectModel(ctx, res.SessionID, res.SessionSetup); err != nil {
+		a.forget(res.SessionID)
+		return "", err
+	}
 	return res.SessionID, nil
+}
+
+// selectModel puts a session on the configured model, if any.
+func (a *Agent) selectModel(ctx context.Context, id string, setup SessionSetup) error {
+	if a.cfg.Model == "" {
+		return nil
+	}
+	c, err := ChooseModel(setup, a.cfg.Model)
+	if err != nil {
+		a.cfg.Logger.Warn("session model not set", "session", id, "model", a.cfg.Model, "offered", c.Offered, "err", err)
+		return fmt.Errorf("acp: session %s: %w", id, err)
+	}
+	switch c.Method {
+	case "":
+		return nil
+	case MethodSessionSetConfigOption:
+		var res SetConfigOptionResult
+		if err := a.call(ctx, c.Method, SetConfigOptionParams{SessionID: id, ConfigID: c.ConfigID, Value: a.cfg.Model}, &res); err != nil {
+			return fmt.Errorf("acp: %s %s=%s: %w", c.Method, c.ConfigID, a.cfg.Model, err)
+		}
+		// The answer is the session's whole configuration: it must now
+		// run the model (an agent that kept another one says so here).
+		if len(res.ConfigOptions) > 0 {
+			after, err := ChooseModel(SessionSetup{ConfigOptions: res.ConfigOptions}, a.cfg.Model)
+			if err == nil && after.Method != "" {
+				return fmt.Errorf("%w: acp: the agent kept another model after %s %s=%s", jam.ErrInvalid, c.Method, c.ConfigID, a.cfg.Model)
+			}
+		}
+	case MethodSessionSetModel:
+		if err := a.call(ctx, c.Method, SetModelParams{SessionID: id, ModelID: a.cfg.Model}, nil); err != nil {
+			return fmt.Errorf("acp: %s %s: %w", c.Method, a.cfg.Model, err)
+		}
+	}
+	a.cfg.Logger.Debug("session model set", "session", id, "model", a.cfg.Model, "method", c.Method)
+	return nil
+}
+
+// forget drops a session jam will not use.
+func (a *Agent) forget(id string) {
+	a.mu.Lock()
+	delete(a.sessions, id)
+	a.mu.Unlock()
 }
 
 // LoadSession resumes a session the agent keeps (Manifest().Resume); the
@@ -262,11 +313,14 @@ func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
 	a.mu.Lock()
 	a.sessions[id] = &session{root: root}
 	a.mu.Unlock()
-	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: []json.RawMessage{}}, nil); err != nil {
-		a.mu.Lock()
-		delete(a.sessions, id)
-		a.mu.Unlock()
+	var res LoadSessionResult
+	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: []json.RawMessage{}}, &res); err != nil {
+		a.forget(id)
 		return fmt.Errorf("acp: session/load: %w", err)
+	}
+	if err := a.selectModel(ctx, id, res.SessionSetup); err != nil {
+		a.forget(id)
+		return err
 	}
 	return nil
 }

@@ -57,6 +57,7 @@ func TestOpenCode(t *testing.T) {
 	last := lastTurn(t, turns)
 	require.Contains(t, last.LastUser(), "say hello")
 	require.Equal(t, "Bearer dummy", last.Authorization)
+	require.Equal(t, realagent.AltModel, last.Model, "the configured model, set through opencode's session configuration option, not its default")
 	require.True(t, last.Stream)
 	require.True(t, last.OffersTool("bash"), "opencode offers its bash tool")
 
@@ -119,6 +120,7 @@ func TestOpenCode(t *testing.T) {
 	t.Logf("refused turn: %s %q", res.StopReason, res.Text)
 	require.NoFileExists(t, filepath.Join(wt, "denied.txt"), "the refused command did not run")
 	resumed := lastTurn(t, model.Requests()[before:])
+	require.Equal(t, realagent.AltModel, resumed.Model, "a loaded session runs the configured model too")
 	var history []string
 	for _, msg := range resumed.Messages {
 		history = append(history, string(msg.Content))
@@ -160,7 +162,7 @@ func startOpenCode(t *testing.T, oc *realagent.OpenCode, wt string, policy acp.P
 	ctx, cancel := context.WithTimeout(t.Context(), step)
 	defer cancel()
 	a, err := acp.Start(ctx, acp.Config{
-		Command: oc.Command(), Env: oc.Env, Dir: wt, Policy: policy, OnUpdate: u.add,
+		Command: oc.Command(), Env: oc.Env, Dir: wt, Policy: policy, OnUpdate: u.add, Model: realagent.FakeAltModelID,
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		InitTimeout: step,
 		// Long enough for a loaded machine to wind a cancelled turn down.

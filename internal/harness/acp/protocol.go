@@ -19,6 +19,12 @@ const (
 	MethodRequestPermission = "session/request_permission"
 	MethodReadTextFile      = "fs/read_text_file"
 	MethodWriteTextFile     = "fs/write_text_file"
+
+	// MethodSessionSetConfigOption sets a session configuration option.
+	MethodSessionSetConfigOption = "session/set_config_option"
+	// MethodSessionSetModel is the unstable model selection of agents
+	// that predate configuration options.
+	MethodSessionSetModel = "session/set_model"
 )
 
 // Stop reasons of session/prompt.
@@ -94,6 +100,12 @@ type NewSessionParams struct {
 // NewSessionResult names the new session.
 type NewSessionResult struct {
 	SessionID string `json:"sessionId"`
+	SessionSetup
+}
+
+// LoadSessionResult is what a resumed session offers.
+type LoadSessionResult struct {
+	SessionSetup
 }
 
 // LoadSessionParams resumes a session.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // requireTSAgentEnv, set to 1, turns a missing install of the TypeScript
@@ -114,4 +115,74 @@ func TestTSAgent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "not allowed", res.Text)
 	require.NoFileExists(t, filepath.Join(dir, "notes.txt"))
+}
+
+// TestTSAgent_model: a configured model reaches the agent through the
+// session configuration option of category model, and through the older
+// session/set_model of an agent that offers models that way, on
+// session/new and again on session/load by a new process; the agent's
+// answer names the model it runs. A model the agent does not offer, or an
+// agent that offers no choice, fails the session's setup with an error
+// naming the model and what is offered.
+func TestTSAgent_model(t *testing.T) {
+	t.Parallel()
+	command := tsAgent(t)
+	start := func(t *testing.T, style, model string) *acp.Agent {
+		t.Helper()
+		logs := &syncBuffer{}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		a, err := acp.Start(ctx, acp.Config{Command: command, Model: model, Env: append(os.Environ(), "JAM_TS_AGENT_MODELS="+style),
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), StopGrace: 10 * time.Second})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			_ = a.Stop(context.Background())
+			if t.Failed() {
+				t.Logf("agent log:\n%s", logs.String())
+			}
+		})
+		return a
+	}
+	ask := func(t *testing.T, a *acp.Agent, sid string) string {
+		t.Helper()
+		res, err := a.Prompt(t.Context(), sid, "MODEL")
+		require.NoError(t, err)
+		return res.Text
+	}
+	for _, style := range []string{"options", "legacy"} {
+		t.Run(style, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			a := start(t, style, "ts-large")
+			sid, err := a.NewSession(t.Context(), dir)
+			require.NoError(t, err)
+			require.Equal(t, "model: ts-large", ask(t, a, sid), "the configured model, not the agent's default")
+			require.NoError(t, a.Stop(t.Context()))
+
+			b := start(t, style, "ts-small")
+			require.NoError(t, b.LoadSession(t.Context(), sid, dir))
+			require.Equal(t, "model: ts-small", ask(t, b, sid), "a loaded session is put on the configured model too")
+
+			c := start(t, style, "")
+			sid, err = c.NewSession(t.Context(), dir)
+			require.NoError(t, err)
+			require.Equal(t, "model: ts-small", ask(t, c, sid), "no model configured: the agent's default")
+		})
+	}
+	t.Run("unknown model", func(t *testing.T) {
+		t.Parallel()
+		for _, style := range []string{"options", "legacy"} {
+			a := start(t, style, "gpt-9")
+			_, err := a.NewSession(t.Context(), t.TempDir())
+			require.ErrorIs(t, err, jam.ErrInvalid)
+			require.ErrorContains(t, err, `the agent does not offer model "gpt-9" (it offers ts-small, ts-large)`)
+		}
+	})
+	t.Run("no model selection", func(t *testing.T) {
+		t.Parallel()
+		a := start(t, "none", "ts-large")
+		_, err := a.NewSession(t.Context(), t.TempDir())
+		require.ErrorIs(t, err, jam.ErrNotImplemented)
+		require.ErrorContains(t, err, `model "ts-large" is configured, but the agent offers no model selection`)
+	})
 }

@@ -46,7 +46,7 @@
 //
 // SQL is kept as named constants, one file per table (workspace.go,
 // setting.go, daemonrun.go, account.go, peer.go, binding.go, spool.go,
-// queue.go, settled.go, reply.go, events.go; roomcache.go keeps the four room cache
+// queue.go, settled.go, reply.go, events.go, output.go; roomcache.go keeps the four room cache
 // tables together), next to the methods that run it. Times are stored as
 // BIGINT UTC microseconds and returned in UTC.
 //

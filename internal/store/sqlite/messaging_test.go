@@ -112,9 +112,11 @@ func TestQueries_useIndexes(t *testing.T) {
 		{"retire spool usage", retiredSpoolUsage, 4},
 		{"retire spool delete", retiredSpoolDelete, 4},
 		{"queue get", queueSelect, 4},
-		{"queue list binding", queueSelectOfBinding, 6},
-		{"queue list unrouted", queueSelectUnrouted, 6},
-		{"queue list peer", queueSelectOfPeer, 6},
+		{"queue list binding", queueSelectOfBinding, 7},
+		{"queue list binding delivered", queueSelectDeliveredOfBinding, 7},
+		{"queue list unrouted", queueSelectUnrouted, 7},
+		{"queue list peer", queueSelectOfPeer, 7},
+		{"queue list peer delivered", queueSelectDeliveredOfPeer, 7},
 		{"queue rehome room", queueRehomeRoom, 5},
 		{"queue unroute binding", queueUnrouteBinding, 2},
 		{"queue settle", queueDelete, 4},
@@ -152,4 +154,17 @@ func explain(ctx context.Context, t *testing.T, st *Store, query string, args ..
 	}
 	require.NoError(t, rows.Err())
 	return plan
+}
+
+// TestQueries_inboxPageNeedsNoSort keeps an inbox page at the cost of
+// the page: its rows come from a partial index in order, neither a scan
+// of the queue nor a sort of every delivered row.
+func TestQueries_inboxPageNeedsNoSort(t *testing.T) {
+	t.Parallel()
+	st := setup(t).st
+	for name, q := range map[string]string{"peer": queueSelectDeliveredOfPeer, "workspace": queueSelectDeliveredOfWorkspace, "binding": queueSelectDeliveredOfBinding} {
+		plan := strings.Join(explain(t.Context(), t, st, q, "x", "x", "x", "x", "x", 5, 0), "\n")
+		require.NotContains(t, plan, "TEMP B-TREE", name)
+		require.Contains(t, plan, "USING INDEX", name)
+	}
 }

@@ -25,21 +25,33 @@ addressed_to_user, sealed, state, attempts, received_at, claimed_at, delivered_a
 	queueInsert = `INSERT INTO queue (` + queueColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	queueSelect = `SELECT ` + queueColumns + ` FROM queue
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
-	queueSelectOfBinding = `SELECT ` + queueColumns + ` FROM queue
+	// The listings: a selection, optionally the inbox's rows only
+	// (queueDelivered, literal so that the partial index queue_inbox
+	// serves it), rows after ?7 (a later page), oldest first.
+	queueSelectFrom     = `SELECT ` + queueColumns + ` FROM queue`
+	queueWhereOfBinding = `
 WHERE workspace_id = ?1 AND binding_id = ?2
-  AND (?3 = '' OR (profile = ?3 AND scope = ?4)) AND (?5 = '' OR room_id = ?5)
-ORDER BY seq LIMIT ?6`
-	queueSelectUnrouted = `SELECT ` + queueColumns + ` FROM queue
+  AND (?3 = '' OR (profile = ?3 AND scope = ?4)) AND (?5 = '' OR room_id = ?5)`
+	queueWhereUnrouted = `
 WHERE workspace_id = ?1 AND binding_id = ''
-  AND (?3 = '' OR (profile = ?3 AND scope = ?4)) AND (?5 = '' OR room_id = ?5)
+  AND (?3 = '' OR (profile = ?3 AND scope = ?4)) AND (?5 = '' OR room_id = ?5)`
+	queueWhereOfPeer = `
+WHERE workspace_id = ?1 AND profile = ?3 AND scope = ?4 AND (?5 = '' OR room_id = ?5)`
+	queueWhereOfWorkspace = `
+WHERE workspace_id = ?1 AND (?5 = '' OR room_id = ?5)`
+	queueDelivered = `
+  AND binding_id <> '' AND state = 'delivered'`
+	queueOrder = `
+  AND seq > ?7
 ORDER BY seq LIMIT ?6`
-	queueSelectOfPeer = `SELECT ` + queueColumns + ` FROM queue
-WHERE workspace_id = ?1 AND profile = ?3 AND scope = ?4 AND (?5 = '' OR room_id = ?5)
-ORDER BY seq LIMIT ?6`
-	queueSelectOfWorkspace = `SELECT ` + queueColumns + ` FROM queue
-WHERE workspace_id = ?1 AND (?5 = '' OR room_id = ?5)
-ORDER BY seq LIMIT ?6`
-	queueMarkClaimed = `UPDATE queue SET state = ?, claimed_at = ?
+	queueSelectOfBinding            = queueSelectFrom + queueWhereOfBinding + queueOrder
+	queueSelectDeliveredOfBinding   = queueSelectFrom + queueWhereOfBinding + queueDelivered + queueOrder
+	queueSelectUnrouted             = queueSelectFrom + queueWhereUnrouted + queueOrder
+	queueSelectOfPeer               = queueSelectFrom + queueWhereOfPeer + queueOrder
+	queueSelectDeliveredOfPeer      = queueSelectFrom + queueWhereOfPeer + queueDelivered + queueOrder
+	queueSelectOfWorkspace          = queueSelectFrom + queueWhereOfWorkspace + queueOrder
+	queueSelectDeliveredOfWorkspace = queueSelectFrom + queueWhereOfWorkspace + queueDelivered + queueOrder
+	queueMarkClaimed                = `UPDATE queue SET state = ?, claimed_at = ?
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
 	queueMarkDelivered = `UPDATE queue SET state = ?, delivered_at = ?, attempts = attempts + 1
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
@@ -111,21 +123,29 @@ func (s *Store) QueueList(ctx context.Context, p store.QueueListParams) ([]store
 	if err != nil {
 		return nil, fmt.Errorf("queue list: %w", err)
 	}
-	query := queueSelectOfWorkspace
+	var query string
 	switch {
+	case p.Binding != "" && p.Delivered:
+		query = queueSelectDeliveredOfBinding
 	case p.Binding != "":
 		query = queueSelectOfBinding
 	case p.Unrouted:
 		query = queueSelectUnrouted
+	case !p.Peer.IsZero() && p.Delivered:
+		query = queueSelectDeliveredOfPeer
 	case !p.Peer.IsZero():
 		query = queueSelectOfPeer
+	case p.Delivered:
+		query = queueSelectDeliveredOfWorkspace
+	default:
+		query = queueSelectOfWorkspace
 	}
 	limit := int64(-1)
 	if p.Limit > 0 {
 		limit = int64(p.Limit)
 	}
 	out, err := queryAll(ctx, s.reader, scanQueueRow, query,
-		p.WorkspaceID, p.Binding, p.Peer.Profile, p.Peer.Scope, p.Room, limit)
+		p.WorkspaceID, p.Binding, p.Peer.Profile, p.Peer.Scope, p.Room, limit, p.After)
 	if err != nil {
 		return nil, fmt.Errorf("queue list: %w", err)
 	}
@@ -157,6 +177,12 @@ func validateQueueList(p store.QueueListParams) (store.QueueListParams, error) {
 	}
 	if p.Limit < 0 {
 		return p, fmt.Errorf("%w: limit %d is negative", jam.ErrInvalid, p.Limit)
+	}
+	if p.After < 0 {
+		return p, fmt.Errorf("%w: after %d is negative", jam.ErrInvalid, p.After)
+	}
+	if p.Delivered && p.Unrouted {
+		return p, fmt.Errorf("%w: delivered rows are routed; unrouted and delivered are exclusive", jam.ErrInvalid)
 	}
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -27,8 +28,9 @@ WHERE workspace_id = ? AND id = ?`
 	templateSetApplied = `UPDATE runtime_templates SET effective = desired, effective_generation = desired_generation,
   pending_change = '', updated_at = ? WHERE workspace_id = ? AND id = ? AND desired_generation = ?`
 
-	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at`
-	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// overrides: migration 0012.
+	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at, overrides`
+	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sessionSelect  = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? AND id = ?`
 	sessionOfRoom  = `SELECT ` + sessionColumns + ` FROM runtime_sessions
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecycle = 'open'`
@@ -55,6 +57,13 @@ RETURNING seq`
 WHERE workspace_id = ? AND session_id = ? AND id = ? AND routing = 'note' AND turn_id = ''`
 	journalOfTurn = `SELECT seq, turn_id, from_state, to_state, reason, lease_generation, at FROM turn_journal
 WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
+
+	// Executions (migration 0010).
+	executionColumns = `id, workspace_id, session_id, turn_id, lease_id, lease_generation, pid, state, outcome, reason, started_at, ended_at`
+	executionInsert  = `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '', '', ?, NULL)`
+	executionEnd     = `UPDATE executions SET state = 'ended', outcome = ?, reason = ?, ended_at = ?
+WHERE workspace_id = ? AND turn_id = ? AND state = 'running'`
+	executionOfTurn = `SELECT ` + executionColumns + ` FROM executions WHERE workspace_id = ? AND turn_id = ? ORDER BY started_at, id`
 
 	leaseColumns = `id, workspace_id, holder, generation, state, reason, pid, started_at, ended_at`
 	leaseLiveOf  = `SELECT ` + leaseColumns + ` FROM leases WHERE workspace_id = ? AND holder = ? AND state = 'live'`
@@ -249,12 +258,16 @@ func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Sess
 	if err == nil {
 		_, err = jam.ParseEnum("session lifecycle", string(ss.Lifecycle), jam.SessionLifecycles)
 	}
+	var overrides string
+	if err == nil {
+		overrides, err = encodeOverrides(ss.Overrides)
+	}
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session create: %w", err)
 	}
 	ss.Room = room
 	at := ss.CreatedAt.UnixMicro()
-	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at)
+	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at, overrides)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return store.Session{}, fmt.Errorf("session create: %w: %s already has an open session in room %s", jam.ErrAlreadyExists, ss.Peer, ss.Room)
@@ -317,9 +330,34 @@ func (s *Store) SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam
 func scanSession(row scanner) (store.Session, error) {
 	var ss store.Session
 	var created, updated int64
-	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated)
+	var overrides string
+	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated, &overrides)
+	if err != nil {
+		return ss, err
+	}
 	ss.CreatedAt, ss.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return ss, err
+	if err := json.Unmarshal([]byte(overrides), &ss.Overrides); err != nil {
+		return ss, fmt.Errorf("decode session overrides: %w", err)
+	}
+	return ss, nil
+}
+
+// encodeOverrides checks a session's overrides and gives their JSON: a
+// command, when set, names a program; a repository is an absolute path.
+func encodeOverrides(o store.SessionOverrides) (string, error) {
+	if len(o.Command) > 0 && o.Command[0] == "" {
+		return "", fmt.Errorf("%w: an overriding command needs a program", jam.ErrInvalid)
+	}
+	if o.Repo != "" && !filepath.IsAbs(o.Repo) {
+		return "", fmt.Errorf("%w: overriding repository %q is not an absolute path", jam.ErrInvalid, o.Repo)
+	}
+	for _, f := range append([]string{o.Repo}, o.Command...) {
+		if err := validateText("session overrides", f); err != nil {
+			return "", err
+		}
+	}
+	b, err := json.Marshal(o)
+	return string(b), err
 }
 
 // TurnEnqueue implements [store.Runtime].
@@ -531,6 +569,12 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	if len(p.ConsumeNotes) > 0 && p.To != jam.TurnRunning {
 		return store.Turn{}, fmt.Errorf("turn %s: %w: notes are consumed by a turn moving to running", p.ID, jam.ErrInvalid)
 	}
+	starts := p.From == jam.TurnQueued && p.To == jam.TurnPreparing
+	if starts {
+		if _, err := jam.ParseID[jam.ExecutionID](string(p.Execution)); err != nil {
+			return store.Turn{}, fmt.Errorf("turn %s: execution: %w", p.ID, err)
+		}
+	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		t, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
 		if err != nil {
@@ -540,9 +584,10 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 			return fmt.Errorf("%w: the turn is %s, not %s", jam.ErrConflict, t.State, p.From)
 		}
 		leaseID, gen := t.LeaseID, t.LeaseGeneration
+		var bound store.Lease
 		switch {
-		case p.From == jam.TurnQueued && p.To == jam.TurnPreparing:
-			if err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
+		case starts:
+			if bound, err = liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
 				return err
 			}
 			leaseID, gen = p.LeaseID, p.LeaseGeneration
@@ -551,7 +596,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return fmt.Errorf("%w: the turn runs on %s generation %d, not %s generation %d", jam.ErrLeaseLost, t.LeaseID, t.LeaseGeneration, p.LeaseID, p.LeaseGeneration)
 			}
 			if p.To != jam.TurnInterrupted {
-				if err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
+				if _, err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
 					return err
 				}
 			}
@@ -573,6 +618,21 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return fmt.Errorf("%w: %s is not a pending note of session %s", jam.ErrConflict, n, t.SessionID)
 			}
 		}
+		// The attempt starts and ends with the turn. A turn recorded
+		// before executions were has none to end.
+		switch {
+		case starts:
+			if _, err := tx.ExecContext(ctx, executionInsert, p.Execution, p.WorkspaceID, t.SessionID, p.ID, leaseID, gen, bound.Pid, p.At.UnixMicro()); err != nil {
+				if isUniqueViolation(err) {
+					return fmt.Errorf("%w: execution %s", jam.ErrAlreadyExists, p.Execution)
+				}
+				return err
+			}
+		case p.From.Active() && p.To.Terminal():
+			if _, err := tx.ExecContext(ctx, executionEnd, p.To, p.Reason, p.At.UnixMicro(), p.WorkspaceID, p.ID); err != nil {
+				return err
+			}
+		}
 		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro())
 		return err
 	})
@@ -582,13 +642,32 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	return s.TurnGet(ctx, p.WorkspaceID, p.ID)
 }
 
-// liveLease checks that id is the live lease with generation, inside tx.
-func liveLease(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, id jam.LeaseID, generation int64) error {
+// liveLease checks that id is the live lease with generation, inside tx,
+// and returns it.
+func liveLease(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, id jam.LeaseID, generation int64) (store.Lease, error) {
 	l, err := scanLease(tx.QueryRowContext(ctx, leaseByID, ws, id))
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && (l.State != store.LeaseLive || l.Generation != generation)) {
-		return fmt.Errorf("%w: lease %s generation %d is not live", jam.ErrLeaseLost, id, generation)
+		return store.Lease{}, fmt.Errorf("%w: lease %s generation %d is not live", jam.ErrLeaseLost, id, generation)
 	}
-	return err
+	return l, err
+}
+
+// ExecutionList implements [store.Runtime].
+func (s *Store) ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.TurnID) ([]store.Execution, error) {
+	out, err := queryAll(ctx, s.reader, scanExecution, executionOfTurn, ws, turn)
+	if err != nil {
+		return nil, fmt.Errorf("execution list %s: %w", turn, err)
+	}
+	return out, nil
+}
+
+func scanExecution(row scanner) (store.Execution, error) {
+	var e store.Execution
+	var started int64
+	var ended sql.NullInt64
+	err := row.Scan(&e.ID, &e.WorkspaceID, &e.SessionID, &e.TurnID, &e.LeaseID, &e.LeaseGeneration, &e.Pid, &e.State, &e.Outcome, &e.Reason, &started, &ended)
+	e.StartedAt, e.EndedAt = fromMicros(started), fromNullMicros(ended)
+	return e, err
 }
 
 // TurnJournal implements [store.Runtime].

@@ -767,6 +767,12 @@ func exerciseMessaging(t *testing.T, open func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		b.putPeer(t, b.other, otherAcct, "a")
 		b.queue(t, b.other, b.peer.Key, roomA) // another workspace's row
+		// The inbox's rows: routed and delivered. a1 is only claimed.
+		mark := func(r store.QueueRow, state string) {
+			require.NoError(t, b.st.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: b.ws, Peer: r.Peer, MessageID: r.MessageID, State: state, At: time.Now()}))
+		}
+		mark(a1, store.QueueClaimed)
+		mark(a2, store.QueueDelivered)
 
 		ws := b.ws
 		tests := []struct {
@@ -786,6 +792,12 @@ func exerciseMessaging(t *testing.T, open func(t *testing.T) store.Store) {
 			{"workspace", store.QueueListParams{WorkspaceID: ws}, []store.QueueRow{a1, b1, o1, a2, b2}},
 			{"workspace room", store.QueueListParams{WorkspaceID: ws, Room: roomA}, []store.QueueRow{a1, o1, a2}},
 			{"other workspace binding", store.QueueListParams{WorkspaceID: b.other, Binding: bnd.ID}, nil},
+			{"delivered of a peer", store.QueueListParams{WorkspaceID: ws, Peer: b.peer.Key, Delivered: true}, []store.QueueRow{a2}},
+			{"delivered of a binding", store.QueueListParams{WorkspaceID: ws, Binding: bnd.ID, Delivered: true}, []store.QueueRow{a2}},
+			{"delivered of a workspace", store.QueueListParams{WorkspaceID: ws, Delivered: true, Limit: 5}, []store.QueueRow{a2}},
+			{"delivered of another room", store.QueueListParams{WorkspaceID: ws, Delivered: true, Room: roomB}, nil},
+			{"peer after", store.QueueListParams{WorkspaceID: ws, Peer: b.peer.Key, After: b1.Seq, Limit: 1}, []store.QueueRow{a2}},
+			{"workspace after the last", store.QueueListParams{WorkspaceID: ws, After: b2.Seq}, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -1081,6 +1093,8 @@ func exerciseMessaging(t *testing.T, open func(t *testing.T) store.Store) {
 			{"queue list binding and unrouted", list(store.QueueListParams{WorkspaceID: ws, Binding: jam.New[jam.BindingID](b.minter), Unrouted: true})},
 			{"queue list bad binding", list(store.QueueListParams{WorkspaceID: ws, Binding: "bind_x"})},
 			{"queue list negative limit", list(store.QueueListParams{WorkspaceID: ws, Limit: -1})},
+			{"queue list negative after", list(store.QueueListParams{WorkspaceID: ws, After: -1})},
+			{"queue list unrouted and delivered", list(store.QueueListParams{WorkspaceID: ws, Unrouted: true, Delivered: true})},
 			{"queue list bad room", list(store.QueueListParams{WorkspaceID: ws, Room: "r"})},
 			{"queue mark bad state", mark(store.QueueQueued, epoch)},
 			{"queue mark zero time", mark(store.QueueClaimed, time.Time{})},

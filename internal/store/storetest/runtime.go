@@ -120,6 +120,34 @@ func exerciseRuntime(t *testing.T, open func(t *testing.T) store.Store) {
 		require.ErrorIs(t, err, jam.ErrNotFound)
 	})
 
+	t.Run("Session_overrides", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		plain := session(t, b, tm, newUUID[jam.RoomID]())
+		require.True(t, plain.Overrides.IsZero(), "a session without overrides runs the template as is")
+		ov := store.SessionOverrides{Command: []string{"agent", "--fast"}, Repo: "/srv/other"}
+		s, err := b.st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](b.minter), WorkspaceID: b.ws, TemplateID: tm.ID, Peer: b.peer.Key,
+			Room: newUUID[jam.RoomID](), Overrides: ov, CreatedAt: epoch})
+		require.NoError(t, err)
+		require.Equal(t, ov, s.Overrides)
+		all, err := b.st.SessionList(ctx, b.ws)
+		require.NoError(t, err)
+		require.Len(t, all, 2)
+		require.Equal(t, ov, all[1].Overrides, "read back by every query")
+		require.True(t, all[0].Overrides.IsZero())
+		for name, bad := range map[string]store.SessionOverrides{
+			"relative repository": {Repo: "src/other"},
+			"blank program":       {Command: []string{"", "x"}},
+			"NUL in an argument":  {Command: []string{"agent", "a\x00b"}},
+		} {
+			_, err := b.st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](b.minter), WorkspaceID: b.ws, TemplateID: tm.ID, Peer: b.peer.Key,
+				Room: newUUID[jam.RoomID](), Overrides: bad, CreatedAt: epoch})
+			require.ErrorIs(t, err, jam.ErrInvalid, name)
+		}
+	})
+
 	t.Run("Turn_lifecycleJournalAndFencing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
@@ -133,7 +161,8 @@ func exerciseRuntime(t *testing.T, open func(t *testing.T) store.Store) {
 		l1 := lease(t, b, string(tm.ID))
 		require.Equal(t, int64(1), l1.Generation)
 		move := func(tr store.Turn, from, to jam.TurnState, l store.Lease, reason string) (store.Turn, error) {
-			return b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: from, To: to, Reason: reason, LeaseID: l.ID, LeaseGeneration: l.Generation, At: epoch.Add(time.Second)})
+			return b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: from, To: to, Reason: reason, LeaseID: l.ID, LeaseGeneration: l.Generation, At: epoch.Add(time.Second),
+				Execution: jam.New[jam.ExecutionID](b.minter)})
 		}
 		first, err := move(first, jam.TurnQueued, jam.TurnPreparing, l1, "")
 		require.NoError(t, err)
@@ -249,7 +278,7 @@ func exerciseRuntime(t *testing.T, open func(t *testing.T) store.Store) {
 		l := lease(t, b, string(tm.ID))
 		move := func(id jam.TurnID, from, to jam.TurnState, notes ...jam.MessageID) (store.Turn, error) {
 			return b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: id, From: from, To: to, LeaseID: l.ID, LeaseGeneration: l.Generation,
-				At: epoch.Add(time.Second), ConsumeNotes: notes})
+				At: epoch.Add(time.Second), ConsumeNotes: notes, Execution: jam.New[jam.ExecutionID](b.minter)})
 		}
 		_, err = move(tr.ID, jam.TurnQueued, jam.TurnPreparing, note.ID)
 		require.ErrorIs(t, err, jam.ErrInvalid, "only the move to running consumes notes")

@@ -392,6 +392,8 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	exerciseRoomCache(t, open)
 	exerciseRetirement(t, open)
 	exerciseRuntime(t, open)
+	exerciseTurnOutput(t, open)
+	exerciseExecutions(t, open)
 	exerciseQuarantine(t, open)
 }
 

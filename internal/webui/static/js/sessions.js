@@ -11,6 +11,7 @@ import { h, timeEl, announce, throttle } from './dom.js';
 import { get, enc } from './api.js';
 import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
+import { mountWorktree } from './worktree.js';
 
 // TURN_STATUS maps turn states to the chip colours the delivery chips use.
 const TURN_STATUS = {
@@ -113,10 +114,12 @@ export function mountSession(main, { id, turn: pinned }) {
   const outState = h('p', { class: 'sub', role: 'status' });
   const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
+  const worktree = mountWorktree(id, { onChange: () => reload() });
   main.replaceChildren(h('div', { class: 'page' },
     h('header', null, back, title),
     err,
     h('section', { class: 'card', 'aria-label': 'Session' }, facts),
+    worktree.el,
     h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, output),
     h('section', { 'aria-labelledby': 'turns-title' },
       h('h2', { id: 'turns-title' }, 'Turns'),
@@ -149,7 +152,6 @@ export function mountSession(main, { id, turn: pinned }) {
       ['Room', h('a', { href: `#/rooms/${encodeURIComponent(session.room)}` }, roomTitle(session.room))],
       ['State', session.lifecycle],
       ['Current turn', cur ? h('span', null, turnChip(cur.state), ` #${cur.seq}`) : h('span', { class: 'sub' }, 'idle')],
-      ['Worktree', worktreeText(session)],
       ['Provider thread', session.provider_thread ? h('code', null, session.provider_thread) : h('span', { class: 'sub' }, 'not started')],
     ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]).flat());
   }
@@ -180,7 +182,7 @@ export function mountSession(main, { id, turn: pinned }) {
     outHead.textContent = t ? `Turn ${t.seq} output` : 'Turn output';
     let text = t ? `${t.state}${t.reason ? ` (${t.reason})` : ''}` : '';
     if (shown.loading) text = 'Loading…';
-    else if (!shown.kept && !output.childElementCount) text += ' · the daemon keeps no output of this turn (it ran before the last restart, or long ago)';
+    else if (!shown.kept && !output.childElementCount) text += ' · no output is kept for this turn (it streamed nothing, or ran before the daemon stored output)';
     else if (shown.truncated) text += ' · later output was not kept';
     outState.textContent = text;
     output.dataset.state = t ? t.state : '';
@@ -284,6 +286,7 @@ export function mountSession(main, { id, turn: pinned }) {
       const [ss, ts] = await Promise.all([
         loadSessions(),
         get(`/v1/sessions/${enc(id)}/turns`),
+        worktree.load(),
         state.agents.length ? null : loadAgents().catch(() => {}),
         state.rooms.size ? null : loadRooms().catch(() => {}),
       ]);

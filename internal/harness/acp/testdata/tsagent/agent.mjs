@@ -5,8 +5,14 @@
 // Usage: node agent.mjs STATE_DIR
 // Prompts: "PERM" asks permission, then writes and reads notes.txt through
 // the client; "ESCAPE" tries to write outside the session's directory;
-// "SLOW" streams until cancelled; anything else is restated word by word.
-// Sessions are kept in STATE_DIR, so a new process can load one.
+// "SLOW" streams until cancelled; "MODEL" names the session's model;
+// anything else is restated word by word. Sessions are kept in STATE_DIR,
+// so a new process can load one.
+//
+// Models: sessions offer the models ts-small (the default) and ts-large
+// as a session configuration option of category "model"; with
+// JAM_TS_AGENT_MODELS=legacy as the older models object, set with
+// session/set_model; with JAM_TS_AGENT_MODELS=none not at all.
 import * as acp from "@agentclientprotocol/sdk";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,6 +27,32 @@ const cancelled = new Set();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let next = 0;
 
+const MODELS = ["ts-small", "ts-large"];
+const modelStyle = process.env.JAM_TS_AGENT_MODELS ?? "options";
+const modelOption = (s) => ({
+  id: "model", name: "Model", category: "model", type: "select", currentValue: s.model,
+  options: MODELS.map((m) => ({ value: m, name: m })),
+});
+// What session/new and session/load return about the session's model.
+const setup = (s) => {
+  if (modelStyle === "legacy") {
+    return { models: { availableModels: MODELS.map((m) => ({ modelId: m, name: m })), currentModelId: s.model } };
+  }
+  if (modelStyle === "none") {
+    return {};
+  }
+  return { configOptions: [modelOption(s)] };
+};
+const setModel = (sessionId, model) => {
+  const s = load(sessionId);
+  if (!MODELS.includes(model)) {
+    throw acp.RequestError.invalidParams({ model }, `unknown model ${model}`);
+  }
+  s.model = model;
+  save(s);
+  return s;
+};
+
 const text = (t) => ({ type: "text", text: t });
 const say = (client, sessionId, t) =>
   client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: text(t) } });
@@ -33,6 +65,10 @@ async function answer(client, s, prompt) {
       await sleep(100);
     }
     return { stopReason: "cancelled" };
+  }
+  if (prompt.includes("MODEL")) {
+    await say(client, sessionId, `model: ${s.model}`);
+    return { stopReason: "end_turn" };
   }
   if (prompt.includes("ESCAPE")) {
     try {
@@ -85,9 +121,9 @@ acp
     agentInfo: { name: "jam-ts-agent", version: "1.0.0" },
   }))
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
-    const s = { id: `sess_${process.pid}_${++next}`, cwd: params.cwd, history: [] };
+    const s = { id: `sess_${process.pid}_${++next}`, cwd: params.cwd, history: [], model: MODELS[0] };
     save(s);
-    return { sessionId: s.id };
+    return { sessionId: s.id, ...setup(s) };
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const s = load(params.sessionId);
@@ -96,6 +132,19 @@ acp
     for (const [kind, t] of s.history) {
       await client.notify(acp.methods.client.session.update, { sessionId: s.id, update: { sessionUpdate: kind, content: text(t) } });
     }
+    return setup(s);
+  })
+  .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+    if (modelStyle !== "options" || params.configId !== "model") {
+      throw acp.RequestError.invalidParams({ configId: params.configId }, `unknown option ${params.configId}`);
+    }
+    return { configOptions: [modelOption(setModel(params.sessionId, params.value))] };
+  })
+  .onRequest("session/set_model", (p) => p, ({ params }) => {
+    if (modelStyle !== "legacy") {
+      throw acp.RequestError.methodNotFound("session/set_model");
+    }
+    setModel(params.sessionId, params.modelId);
     return {};
   })
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {

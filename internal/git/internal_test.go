@@ -1,0 +1,90 @@
+package git
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+func TestRun_gitMissing(t *testing.T) {
+	t.Parallel()
+	_, err := run(t.Context(), "jam-no-such-git-program", t.TempDir(), "status")
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.ErrorIs(t, err, jam.ErrUnavailable)
+	require.Equal(t, "git status: the git program is not installed (or not on PATH); jam needs it for worktrees", err.Error())
+	require.Equal(t, -1, e.ExitCode)
+}
+
+func TestEnviron(t *testing.T) {
+	t.Parallel()
+	got := environ([]string{
+		"PATH=/usr/bin", "HOME=/home/pat", "GIT_DIR=/elsewhere/.git", "GIT_WORK_TREE=/elsewhere",
+		"GIT_INDEX_FILE=/tmp/index", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.bare", "GIT_CONFIG_VALUE_0=true",
+		"LC_ALL=de_DE.UTF-8", "LANG=de_DE.UTF-8", "GIT_TERMINAL_PROMPT=1", "GIT_AUTHOR_NAME=pat", "GITX=1",
+	})
+	require.Equal(t, []string{
+		"PATH=/usr/bin", "HOME=/home/pat", "LANG=de_DE.UTF-8", "GIT_AUTHOR_NAME=pat", "GITX=1",
+		"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE=",
+	}, got)
+}
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, stderr string
+		want         error
+	}{
+		{"not a repository", "fatal: not a git repository (or any of the parent directories): .git", jam.ErrInvalid},
+		{"missing directory", "fatal: cannot change to '/x': No such file or directory", jam.ErrNotFound},
+		{"bad ref", "fatal: invalid reference: nosuch", jam.ErrNotFound},
+		{"no commits", "fatal: not a valid object name: 'HEAD'", jam.ErrNotFound},
+		{"bad object", "fatal: invalid object name 'nosuch'.", jam.ErrNotFound},
+		{"unknown revision", "fatal: ambiguous argument 'x': unknown revision or path not in the working tree.", jam.ErrNotFound},
+		{"no branch", "error: branch 'x' not found.", jam.ErrNotFound},
+		{"not a worktree", "fatal: '/x' is not a working tree", jam.ErrNotFound},
+		{"branch exists", "fatal: a branch named 'main' already exists", jam.ErrAlreadyExists},
+		{"path exists", "fatal: '/x' already exists", jam.ErrAlreadyExists},
+		{"dirty", "fatal: '/x' contains modified or untracked files, use --force to delete it", jam.ErrConflict},
+		{"index lock", "fatal: Unable to create '/x/.git/index.lock': File exists.", jam.ErrConflict},
+		{"checked out", "fatal: 'main' is already checked out at '/x'", jam.ErrConflict},
+		{"checked out, newer git", "fatal: 'main' is already used by worktree at '/x'", jam.ErrConflict},
+		{"locked worktree", "fatal: cannot remove a locked working tree, lock reason: x\nuse 'remove -f -f' to override or unlock first", jam.ErrConflict},
+		{"bad branch name", "fatal: 'a..b' is not a valid branch name", jam.ErrInvalid},
+		{"unknown", "fatal: something new", nil},
+		{"empty", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, classify(tc.stderr))
+		})
+	}
+}
+
+func TestSubcommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"status", "--porcelain"}, "status"},
+		{[]string{"worktree", "add", "-b", "x", "p"}, "worktree add"},
+		{[]string{"worktree", "--help"}, "worktree"},
+		{[]string{"-c", "user.name=jam", "-c", "user.email=e", "commit", "-m", "x"}, "commit"},
+		{[]string{"-c"}, "-c"},
+	} {
+		require.Equal(t, tc.want, subcommand(tc.args), "%q", tc.args)
+	}
+}
+
+func TestRun_deadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 0)
+	defer cancel()
+	_, err := run(ctx, program, t.TempDir(), "status")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}

@@ -1,0 +1,179 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// TopLevel returns the top directory of the working tree that contains
+// dir. Outside a repository it fails with jam.ErrInvalid.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--show-toplevel")
+}
+
+// IsRepository says whether dir is inside a git working tree. A directory
+// that does not exist is an error (jam.ErrNotFound), not a "no".
+func IsRepository(ctx context.Context, dir string) (bool, error) {
+	_, err := TopLevel(ctx, dir)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jam.ErrInvalid):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// Head returns the commit id HEAD points at (a branch's tip, or the
+// commit of a detached HEAD). A repository without commits fails with
+// jam.ErrNotFound.
+func Head(ctx context.Context, dir string) (string, error) {
+	out, err := Run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	var e *Error
+	if errors.As(err, &e) && e.ExitCode == 1 && e.Stderr == "" {
+		// --quiet makes git say nothing about a HEAD that names no commit.
+		e.Kind, e.Stderr = jam.ErrNotFound, "HEAD names no commit: the repository has no commits yet"
+	}
+	return out, err
+}
+
+// BranchExists says whether the local branch exists in the repository at
+// dir.
+func BranchExists(ctx context.Context, dir, branch string) (bool, error) {
+	_, err := Run(ctx, dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	var e *Error
+	if errors.As(err, &e) && e.ExitCode == 1 && e.Stderr == "" {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// BranchDelete deletes a local branch, merged or not (git branch -D). A
+// branch that does not exist fails with jam.ErrNotFound.
+func BranchDelete(ctx context.Context, dir, branch string) error {
+	_, err := Run(ctx, dir, "branch", "-D", "--", branch)
+	return err
+}
+
+// WorktreeAddBranch checks out a new linked worktree of the repository at
+// repo at path, on a new branch started from the repository's HEAD. A
+// repository without commits fails with jam.ErrNotFound; an existing
+// branch or a path that exists and is not empty, with jam.ErrAlreadyExists.
+func WorktreeAddBranch(ctx context.Context, repo, path, branch string) error {
+	_, err := Run(ctx, repo, "worktree", "add", "--quiet", "-b", branch, "--", path)
+	return err
+}
+
+// WorktreeAdd checks out an existing branch as a new linked worktree at
+// path. A branch that does not exist fails with jam.ErrNotFound, and one
+// checked out in another worktree with jam.ErrConflict.
+func WorktreeAdd(ctx context.Context, repo, path, branch string) error {
+	_, err := Run(ctx, repo, "worktree", "add", "--quiet", "--", path, branch)
+	return err
+}
+
+// WorktreeRemove removes the linked worktree at path and its directory.
+// Without force, git refuses a worktree with changes (jam.ErrConflict);
+// with force the changes are lost.
+func WorktreeRemove(ctx context.Context, repo, path string, force bool) error {
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force")
+	}
+	_, err := Run(ctx, repo, append(args, "--", path)...)
+	return err
+}
+
+// WorktreePrune forgets the worktrees whose directories are gone.
+func WorktreePrune(ctx context.Context, repo string) error {
+	_, err := Run(ctx, repo, "worktree", "prune")
+	return err
+}
+
+// Change is one entry of git status: a changed, added, deleted or
+// untracked path.
+type Change struct {
+	// XY is git's two-letter status: index then working tree, "??" for an
+	// untracked path.
+	XY string
+	// Path is relative to the top of the working tree, unquoted.
+	Path string
+	// From is the source of a rename or copy, empty otherwise.
+	From string
+}
+
+// String reads like a line of git status --porcelain, without its
+// quoting: "?? my notes.md", or "R  old.go -> new.go" for a rename.
+func (c Change) String() string {
+	if c.From != "" {
+		return c.XY + " " + c.From + " -> " + c.Path
+	}
+	return c.XY + " " + c.Path
+}
+
+// Status lists the uncommitted changes of the working tree at dir,
+// untracked files one by one (not their directories), ignored files not
+// at all. None means the tree is clean.
+func Status(ctx context.Context, dir string) ([]Change, error) {
+	// Not Run: trimming would eat a path's leading or trailing blanks.
+	out, err := run(ctx, program, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	return ParseStatus(out)
+}
+
+// ParseStatus decodes git status --porcelain=v1 -z output: entries "XY
+// PATH" separated by NUL, where a rename or copy (R or C in either column)
+// is followed by one more NUL-terminated field, its source path.
+func ParseStatus(out string) ([]Change, error) {
+	var changes []Change
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			if i == len(fields)-1 {
+				break // the terminator of the last entry
+			}
+			return nil, fmt.Errorf("git status: empty entry %d", i)
+		}
+		if len(f) < 4 || f[2] != ' ' {
+			return nil, fmt.Errorf("git status: malformed entry %q", f)
+		}
+		c := Change{XY: f[:2], Path: f[3:]}
+		if strings.ContainsAny(c.XY, "RC") {
+			i++
+			if i >= len(fields) || fields[i] == "" {
+				return nil, fmt.Errorf("git status: rename of %q without its source", c.Path)
+			}
+			c.From = fields[i]
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
+}
+
+// identity makes jam's commits work in a repository without a configured
+// identity, and keeps the person's signing setup out of them.
+var identity = []string{"-c", "user.name=jam", "-c", "user.email=jam@localhost", "-c", "commit.gpgsign=false"}
+
+// CommitAll stages every change in the working tree at dir (git add
+// --all: new, changed and deleted files; ignored files stay out) and
+// commits them with message, as jam, without running commit hooks. It
+// returns the new commit id. With nothing to commit it fails (git's own
+// message, no sentinel); callers check Status first.
+func CommitAll(ctx context.Context, dir, message string) (string, error) {
+	if _, err := Run(ctx, dir, "add", "--all"); err != nil {
+		return "", err
+	}
+	args := append(append([]string{}, identity...), "commit", "--no-verify", "--quiet", "-m", message)
+	if _, err := Run(ctx, dir, args...); err != nil {
+		return "", err
+	}
+	return Head(ctx, dir)
+}

@@ -1,0 +1,111 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// SQL of turn output (migration 0011).
+const (
+	// outputTurnFence reads the turn a batch belongs to, to fence the
+	// write on its lease.
+	outputTurnFence = `SELECT state, lease_id, lease_generation FROM turns WHERE workspace_id = ? AND id = ?`
+	outputLast      = `SELECT batch, text_bytes, stored_bytes, truncated FROM turn_output WHERE turn_id = ? ORDER BY batch DESC LIMIT 1`
+	outputInsert    = `INSERT INTO turn_output (workspace_id, turn_id, batch, updates, text_bytes, stored_bytes, truncated, at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	outputOfTurn = `SELECT batch, updates, truncated, at FROM turn_output WHERE workspace_id = ? AND turn_id = ? ORDER BY batch`
+)
+
+// TurnOutputAppend implements [store.Runtime].
+func (s *Store) TurnOutputAppend(ctx context.Context, p store.TurnOutputAppendParams) (store.TurnOutputBatch, error) {
+	if err := validateOutputAppend(p); err != nil {
+		return store.TurnOutputBatch{}, fmt.Errorf("turn output %s: %w", p.TurnID, err)
+	}
+	kept := store.TurnOutputBatch{TurnID: p.TurnID, Batch: p.Batch, At: p.At.UTC().Truncate(time.Microsecond)}
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+		var state jam.TurnState
+		var lease jam.LeaseID
+		var gen int64
+		if err := tx.QueryRowContext(ctx, outputTurnFence, p.WorkspaceID, p.TurnID).Scan(&state, &lease, &gen); err != nil {
+			return notFoundAs(err, "no such turn")
+		}
+		if (state != jam.TurnRunning && state != jam.TurnCancelling) || lease != p.LeaseID || gen != p.LeaseGeneration {
+			return fmt.Errorf("%w: turn is %s on lease %s generation %d", jam.ErrLeaseLost, state, lease, gen)
+		}
+		var last int
+		var used store.OutputUsage
+		err := tx.QueryRowContext(ctx, outputLast, p.TurnID).Scan(&last, &used.Text, &used.Bytes, &used.Truncated)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if p.Batch <= last {
+			return fmt.Errorf("%w: batch %d is not after the last stored batch %d", jam.ErrConflict, p.Batch, last)
+		}
+		was := used.Truncated
+		kept.Updates, used = store.BoundTurnOutput(p.Updates, used)
+		kept.Truncated = used.Truncated
+		if len(kept.Updates) == 0 && was {
+			return nil // nothing more to say about a turn already cut short
+		}
+		raw, err := json.Marshal(kept.Updates)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, outputInsert, p.WorkspaceID, p.TurnID, p.Batch, string(raw), used.Text, used.Bytes, used.Truncated, p.At.UnixMicro())
+		return err
+	})
+	if err != nil {
+		return store.TurnOutputBatch{}, fmt.Errorf("turn output %s batch %d: %w", p.TurnID, p.Batch, err)
+	}
+	return kept, nil
+}
+
+// validateOutputAppend checks a batch to store.
+func validateOutputAppend(p store.TurnOutputAppendParams) error {
+	if _, err := jam.ParseID[jam.WorkspaceID](string(p.WorkspaceID)); err != nil {
+		return err
+	}
+	if _, err := jam.ParseID[jam.TurnID](string(p.TurnID)); err != nil {
+		return err
+	}
+	if p.Batch < 1 {
+		return fmt.Errorf("%w: batch %d (batches are numbered from 1)", jam.ErrInvalid, p.Batch)
+	}
+	if len(p.Updates) == 0 {
+		return fmt.Errorf("%w: batch %d is empty", jam.ErrInvalid, p.Batch)
+	}
+	for i, u := range p.Updates {
+		if u.Kind == "" {
+			return fmt.Errorf("%w: update %d has no kind", jam.ErrInvalid, i)
+		}
+	}
+	return validateTime("at", p.At)
+}
+
+// TurnOutput implements [store.Runtime].
+func (s *Store) TurnOutput(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]store.TurnOutputBatch, error) {
+	out, err := queryAll(ctx, s.reader, func(row scanner) (store.TurnOutputBatch, error) {
+		b := store.TurnOutputBatch{TurnID: id}
+		var raw string
+		var at int64
+		if err := row.Scan(&b.Batch, &raw, &b.Truncated, &at); err != nil {
+			return b, err
+		}
+		b.At = fromMicros(at)
+		if err := json.Unmarshal([]byte(raw), &b.Updates); err != nil {
+			return b, fmt.Errorf("decode output batch %d: %w", b.Batch, err)
+		}
+		return b, nil
+	}, outputOfTurn, ws, id)
+	if err != nil {
+		return nil, fmt.Errorf("turn output %s: %w", id, err)
+	}
+	return out, nil
+}
