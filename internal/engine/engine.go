@@ -21,6 +21,7 @@ type Store interface {
 	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
 	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.QueueRow, error)
 	QueueList(ctx context.Context, p store.QueueListParams) ([]store.QueueRow, error)
+	QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.QueueRoom, error)
 	QueueMark(ctx context.Context, p store.QueueMarkParams) error
 	QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error
 	ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error

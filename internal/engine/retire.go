@@ -85,12 +85,12 @@ func (e *Engine) ReconcileRooms(ctx context.Context, ws jam.WorkspaceID, key jam
 	for _, b := range bindings {
 		note(b.Room, b.CreatedAt)
 	}
-	rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: key})
+	queued, err := e.cfg.Store.QueueRooms(ctx, ws, key)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile rooms of %s: %w", key, err)
 	}
-	for _, r := range rows {
-		note(r.Room, r.ReceivedAt)
+	for _, q := range queued {
+		note(q.Room, q.FirstReceived)
 	}
 	for _, r := range gone {
 		if _, err := e.RetireRoom(ctx, ws, key, r); err != nil {

@@ -74,6 +74,9 @@ type Messaging interface {
 	// QueueList returns queued messages oldest first: of one binding, of
 	// the unrouted bucket (binding "" with Unrouted), or of a peer.
 	QueueList(ctx context.Context, p QueueListParams) ([]QueueRow, error)
+	// QueueRooms returns the rooms a peer has queued messages in (routed
+	// or not), each with its oldest message's ReceivedAt, in room order.
+	QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]QueueRoom, error)
 	// QueueMark records a claim or delivery on a queued message.
 	QueueMark(ctx context.Context, p QueueMarkParams) error
 	// QueueSettle removes a queued message after Band accepted its
@@ -257,6 +260,13 @@ type QueueRow struct {
 	ReceivedAt  time.Time
 	ClaimedAt   time.Time
 	DeliveredAt time.Time
+}
+
+// QueueRoom is a room a peer has queued messages in, and when the oldest
+// of them was received.
+type QueueRoom struct {
+	Room          jam.RoomID
+	FirstReceived time.Time
 }
 
 // QueueListParams select queued messages.

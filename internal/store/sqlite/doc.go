@@ -67,7 +67,12 @@
 // spooled messages (spoolSet in spool.go), not through a unique index on
 // random message ids, whose pages were most of what a group commit wrote;
 // the lane index is over a 64-bit hash of the lane's columns (migration
-// 0007).
+// 0007). QueueMark, which the engine calls twice per message from every
+// active lane, commits concurrent marks together (markGroup in
+// markgroup.go): one transaction and one fsync for all the marks waiting
+// when the writer is free, each caller returning once its own is
+// committed. An inbox page reads the delivered rows through partial
+// indexes (migration 0013), never the whole queue.
 // The lock of that cache is taken before the writer connection, never
 // while holding it.
 //

@@ -118,6 +118,7 @@ func TestQueries_useIndexes(t *testing.T) {
 		{"queue list peer", queueSelectOfPeer, 7},
 		{"queue list peer delivered", queueSelectDeliveredOfPeer, 7},
 		{"queue rehome room", queueRehomeRoom, 5},
+		{"queue rooms of a peer", queueRoomsOfPeer, 3},
 		{"queue unroute binding", queueUnrouteBinding, 2},
 		{"queue settle", queueDelete, 4},
 		{"binding of room", bindingSelectIDOfRoom, 4},

@@ -51,7 +51,11 @@ ORDER BY seq LIMIT ?6`
 	queueSelectDeliveredOfPeer      = queueSelectFrom + queueWhereOfPeer + queueDelivered + queueOrder
 	queueSelectOfWorkspace          = queueSelectFrom + queueWhereOfWorkspace + queueOrder
 	queueSelectDeliveredOfWorkspace = queueSelectFrom + queueWhereOfWorkspace + queueDelivered + queueOrder
-	queueMarkClaimed                = `UPDATE queue SET state = ?, claimed_at = ?
+	// The rooms of a peer's rows, through the lane index's prefix.
+	queueRoomsOfPeer = `SELECT room_id, MIN(received_at) FROM queue
+WHERE workspace_id = ? AND profile = ? AND scope = ?
+GROUP BY room_id ORDER BY room_id`
+	queueMarkClaimed = `UPDATE queue SET state = ?, claimed_at = ?
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
 	queueMarkDelivered = `UPDATE queue SET state = ?, delivered_at = ?, attempts = attempts + 1
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
@@ -152,6 +156,31 @@ func (s *Store) QueueList(ctx context.Context, p store.QueueListParams) ([]store
 	return out, nil
 }
 
+// QueueRooms implements [store.Messaging]: one grouped read, not the
+// peer's rows (a restart with a large backlog reconciles its rooms with
+// it; loading every row took seconds at 100,000).
+func (s *Store) QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.QueueRoom, error) {
+	if err := validateWorkspaceID(ws); err != nil {
+		return nil, fmt.Errorf("queue rooms: %w", err)
+	}
+	if err := key.Validate(); err != nil {
+		return nil, fmt.Errorf("queue rooms: %w", err)
+	}
+	out, err := queryAll(ctx, s.reader, func(r scanner) (store.QueueRoom, error) {
+		var q store.QueueRoom
+		var at int64
+		if err := r.Scan(&q.Room, &at); err != nil {
+			return q, err
+		}
+		q.FirstReceived = fromMicros(at)
+		return q, nil
+	}, queueRoomsOfPeer, ws, key.Profile, key.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("queue rooms of %s: %w", key, err)
+	}
+	return out, nil
+}
+
 func validateQueueList(p store.QueueListParams) (store.QueueListParams, error) {
 	if err := validateWorkspaceID(p.WorkspaceID); err != nil {
 		return p, err
@@ -208,18 +237,9 @@ func (s *Store) QueueMark(ctx context.Context, p store.QueueMarkParams) error {
 	if err := validateTime("time", p.At); err != nil {
 		return fmt.Errorf("queue mark %s: %w", msg, err)
 	}
-	res, err := s.writer.ExecContext(ctx, query, p.State, p.At.UnixMicro(), p.WorkspaceID, p.Peer.Profile, p.Peer.Scope, msg)
-	if err != nil {
-		return fmt.Errorf("queue mark %s: %w", msg, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("queue mark %s: %w", msg, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("queue mark %s: %w", msg, jam.ErrNotFound)
-	}
-	return nil
+	// Concurrent marks share a transaction (markGroup).
+	return s.mark(ctx, &markReq{query: query, msg: msg,
+		args: []any{p.State, p.At.UnixMicro(), p.WorkspaceID, p.Peer.Profile, p.Peer.Scope, msg}})
 }
 
 // QueueSettle implements [store.Messaging]. Settling a message that is not

@@ -93,6 +93,7 @@ type Store struct {
 	spooled      spoolSet         // the messages in the spool table; see spool.go
 	stmts        stmtCache        // hot statements, prepared on the writer; see stmtcache.go
 	eventInserts eventInsertCache // prepared on the writer; see events.go
+	marks        markGroup        // queue marks committed together; see markgroup.go
 
 	truncateBytes int64
 	stopCkpt      context.CancelFunc

@@ -807,6 +807,34 @@ func exerciseMessaging(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("QueueRooms", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		roomA, roomB := newUUID[jam.RoomID](), newUUID[jam.RoomID]()
+		if roomA > roomB {
+			roomA, roomB = roomB, roomA
+		}
+		other := b.putPeer(t, b.ws, b.acct, "b")
+		b.putBinding(t, b.binding(b.ws, b.peer.Key, roomA, "main"))
+		a1 := b.queue(t, b.ws, b.peer.Key, roomA) // routed
+		b.queue(t, b.ws, b.peer.Key, roomA)
+		b1 := b.queue(t, b.ws, b.peer.Key, roomB) // unrouted
+		b.queue(t, b.ws, other.Key, newUUID[jam.RoomID]())
+		got, err := b.st.QueueRooms(ctx, b.ws, b.peer.Key)
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		require.Equal(t, roomA, got[0].Room)
+		require.True(t, got[0].FirstReceived.Equal(a1.ReceivedAt.Truncate(time.Microsecond)), "%v != %v", got[0].FirstReceived, a1.ReceivedAt)
+		require.Equal(t, roomB, got[1].Room)
+		require.True(t, got[1].FirstReceived.Equal(b1.ReceivedAt.Truncate(time.Microsecond)))
+		none, err := b.st.QueueRooms(ctx, b.other, b.peer.Key)
+		require.NoError(t, err)
+		require.Empty(t, none, "another workspace's peer of the same key has none")
+		_, err = b.st.QueueRooms(ctx, b.ws, jam.PeerKey{})
+		require.ErrorIs(t, err, jam.ErrInvalid)
+	})
+
 	t.Run("QueuePruneUnrouted", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
