@@ -43,6 +43,11 @@ type Options struct {
 	LogLevel string
 	// ReadyTimeout bounds the wait for the daemon to answer. Default 30s.
 	ReadyTimeout time.Duration
+	// ShutdownTimeout bounds the daemon's graceful stop. Default 30s, not
+	// jamd's 4s: benchmarks and tests share a loaded machine, where a
+	// graceful stop (draining the hub's HTTP requests) can take longer
+	// without anything being wrong with what they measure.
+	ShutdownTimeout time.Duration
 }
 
 // Daemon is one running daemon. Stop it when done.
@@ -76,12 +81,15 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 30 * time.Second
 	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
 	logw := o.Log
 	if logw == nil {
 		logw = io.Discard
 	}
 	cfg := config.Config{DataDir: o.DataDir, LogLevel: o.LogLevel, LogFormat: config.DefaultLogFormat,
-		ShutdownTimeout: config.DefaultShutdownTimeout, Store: config.DefaultStore, Band: config.BandEmbedded,
+		ShutdownTimeout: o.ShutdownTimeout, Store: config.DefaultStore, Band: config.BandEmbedded,
 		HubAddr: "127.0.0.1:0"}
 	if o.HTTP {
 		cfg.HTTPAddr = "127.0.0.1:0"
