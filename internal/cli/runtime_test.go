@@ -62,6 +62,36 @@ func TestOwnedRuntimeCommands(t *testing.T) {
 			wantStdout: "SEQ  TURN    STATE      REASON    MESSAGE  LEASE GEN\n1    turn_1  succeeded  end_turn  m1       2\n",
 		},
 		{
+			name: "turn list with why a turn failed",
+			backend: backend{TurnsFunc: func(context.Context, string) ([]wire.Turn, error) {
+				return []wire.Turn{
+					{ID: "turn_1", Seq: 1, State: "failed", Reason: "harness_error", Detail: "start agent local/demo: acp: start no-such-agent:\texec: \"no-such-agent\": executable file not found in $PATH\nsecond line"},
+					{ID: "turn_2", Seq: 2, State: "succeeded", Reason: "end_turn", LeaseGeneration: 1},
+				}, nil
+			}},
+			inv: invocation{args: []string{"turn", "list", "sess_1"}},
+			wantStdout: "SEQ  TURN    STATE      REASON         MESSAGE  LEASE GEN  WHY\n" +
+				"1    turn_1  failed     harness_error           0          start agent local/demo: acp: start no-such-agent: exec: \"no…\n" +
+				"2    turn_2  succeeded  end_turn                1          \n",
+		},
+		{
+			name: "turn show of a failed turn says why",
+			backend: backend{
+				SessionsFunc: func(context.Context) ([]wire.Session, error) {
+					return []wire.Session{{ID: "sess_1", Agent: "local/demo", Room: "r1"}}, nil
+				},
+				TurnFunc: func(context.Context, string) (wire.Turn, error) {
+					return wire.Turn{ID: "turn_1", Seq: 1, State: "failed", Reason: "harness_error", Session: "sess_1",
+						Detail: "start agent local/demo: acp: initialize: context deadline exceeded\nafter 2m0s"}, nil
+				},
+				TurnOutputFunc: func(context.Context, string) (wire.TurnOutput, error) { return wire.TurnOutput{}, nil },
+			},
+			inv: invocation{args: []string{"turn", "show", "turn_1"}},
+			wantStdout: "turn turn_1 (#1 of sess_1, local/demo in room r1): failed (harness_error)\n" +
+				"why: start agent local/demo: acp: initialize: context deadline exceeded\n     after 2m0s\n" +
+				"no output kept (the turn streamed nothing, or ran before the daemon stored output)\n",
+		},
+		{
 			name: "turn cancel",
 			backend: backend{CancelTurnFunc: func(_ context.Context, turn string) error {
 				assert.Equal(t, "turn_1", turn)

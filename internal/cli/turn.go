@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -119,6 +121,10 @@ func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
 		fmt.Fprintf(w, " (%s)", t.Reason)
 	}
 	fmt.Fprintln(w)
+	if t.Detail != "" {
+		// Later lines of a multi-line detail line up under the first.
+		fmt.Fprintf(w, "why: %s\n", strings.ReplaceAll(t.Detail, "\n", "\n     "))
+	}
 	if t.Message != "" {
 		fmt.Fprintf(w, "answers message %s\n", t.Message)
 	} else if t.Input != "" {
@@ -189,12 +195,40 @@ func runTurnList(ctx context.Context, opts *TurnListOptions) error {
 	return printTurns(opts.IO, ts)
 }
 
-// printTurns prints turns as a table.
+// printTurns prints turns as a table; a WHY column, with the short form
+// of each turn's detail, when any turn has one.
 func printTurns(io *IOStreams, ts []wire.Turn) error {
+	why := slices.ContainsFunc(ts, func(t wire.Turn) bool { return t.Detail != "" })
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SEQ\tTURN\tSTATE\tREASON\tMESSAGE\tLEASE GEN")
+	fmt.Fprint(w, "SEQ\tTURN\tSTATE\tREASON\tMESSAGE\tLEASE GEN")
+	if why {
+		fmt.Fprint(w, "\tWHY")
+	}
+	fmt.Fprintln(w)
 	for _, t := range ts {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\n", t.Seq, t.ID, t.State, t.Reason, t.Message, t.LeaseGeneration)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d", t.Seq, t.ID, t.State, t.Reason, t.Message, t.LeaseGeneration)
+		if why {
+			fmt.Fprintf(w, "\t%s", shortDetail(t.Detail))
+		}
+		fmt.Fprintln(w)
 	}
 	return w.Flush()
+}
+
+// shortDetailRunes bounds a turn's detail in a table.
+const shortDetailRunes = 60
+
+// shortDetail is the first line of a turn's detail, tabs as spaces, cut
+// to shortDetailRunes (jam turn show prints it whole).
+func shortDetail(d string) string {
+	d, _, more := strings.Cut(d, "\n")
+	// A tab would end the table's cell.
+	d = strings.ReplaceAll(d, "\t", " ")
+	if r := []rune(d); len(r) > shortDetailRunes {
+		d, more = string(r[:shortDetailRunes-1]), true
+	}
+	if more {
+		d += "…"
+	}
+	return d
 }

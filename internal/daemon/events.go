@@ -123,10 +123,12 @@ type turnEventData struct {
 	Turn    jam.TurnID    `json:"turn"`
 	Session jam.SessionID `json:"session"`
 	// TurnSeq orders the session's turns.
-	TurnSeq         int64  `json:"turn_seq"`
-	State           string `json:"state"`
-	From            string `json:"from,omitempty"`
-	Reason          string `json:"reason,omitempty"`
+	TurnSeq int64  `json:"turn_seq"`
+	State   string `json:"state"`
+	From    string `json:"from,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	// Detail is why the turn ended, in words (see wire.Turn).
+	Detail          string `json:"detail,omitempty"`
 	LeaseGeneration int64  `json:"lease_generation,omitempty"`
 }
 
@@ -147,7 +149,7 @@ func (o turnObserver) TurnMoved(ev runtime.TurnEvent) {
 	t := ev.Turn
 	o.d.publish(events.Event{Kind: kindTurnPrefix + string(t.State), Peer: ev.Peer, Room: ev.Room, MessageID: t.SourceMessageID,
 		Data: encodeData(turnEventData{Turn: t.ID, Session: t.SessionID, TurnSeq: t.Seq, State: string(t.State), From: string(ev.From),
-			Reason: t.Reason, LeaseGeneration: t.LeaseGeneration})})
+			Reason: t.Reason, Detail: t.Detail, LeaseGeneration: t.LeaseGeneration})})
 }
 
 func (o turnObserver) TurnOutput(ev runtime.OutputEvent) {

@@ -55,7 +55,8 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 			if err != nil {
 				return nil, err
 			}
-			return launchACP(ctx, cfg, env, m.log)
+			h, err := launchACP(ctx, cfg, env, m.log)
+			return h, redactEnv(err, templateValues(env, len(cfg.Env)))
 		},
 	})
 	if err != nil {
@@ -263,6 +264,9 @@ func templateEnv(box *secret.Box, ws jam.WorkspaceID, tmpl jam.TemplateID, entri
 // that session, if any.
 type acpHost struct {
 	*acp.Agent
+	// secrets are the template's environment values, hidden in the
+	// errors the host returns (redactEnv).
+	secrets []string
 
 	mu      sync.Mutex
 	prompts map[string]func(runtime.Update) // guarded by mu: by provider thread
@@ -282,7 +286,57 @@ func (h *acpHost) Prompt(ctx context.Context, thread, text string, updates func(
 		}()
 	}
 	res, err := h.Agent.Prompt(ctx, thread, text)
-	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, err
+	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, redactEnv(err, h.secrets)
+}
+
+// NewSession is the agent's, with its errors redacted (redactEnv).
+func (h *acpHost) NewSession(ctx context.Context, dir string) (string, error) {
+	id, err := h.Agent.NewSession(ctx, dir)
+	return id, redactEnv(err, h.secrets)
+}
+
+// LoadSession is the agent's, with its errors redacted (redactEnv).
+func (h *acpHost) LoadSession(ctx context.Context, id, dir string) error {
+	return redactEnv(h.Agent.LoadSession(ctx, id, dir), h.secrets)
+}
+
+// templateValues are the values of the last n entries of env: the
+// template's own variables, which agentEnv appends.
+func templateValues(env []string, n int) []string {
+	var out []string
+	for _, kv := range env[max(len(env)-n, 0):] {
+		if _, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// redactedError is an error whose text hides secret values.
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e *redactedError) Error() string { return e.text }
+
+// Unwrap keeps errors.Is working; the wrapped error's own text is never
+// shown.
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactEnv hides the template's environment values (sealed at rest) in
+// err's text. An agent may echo its environment in the error it answers a
+// handshake or prompt with, and the error becomes the turn's detail and
+// goes to the log: neither may show a secret.
+func redactEnv(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	text := err.Error()
+	for _, s := range secrets {
+		text = strings.ReplaceAll(text, s, "[redacted]")
+	}
+	return &redactedError{err: err, text: text}
 }
 
 // Steers implements runtime.Steerer from the harness's capability
@@ -346,7 +400,7 @@ func runtimeUpdate(u acp.Update) (runtime.Update, bool) {
 // template's handshake bound (0: the harness's default) and its model, set
 // on every session the agent opens.
 func launchACP(ctx context.Context, cfg store.TemplateConfig, env []string, log *slog.Logger) (runtime.Host, error) {
-	h := &acpHost{prompts: map[string]func(runtime.Update){}}
+	h := &acpHost{prompts: map[string]func(runtime.Update){}, secrets: templateValues(env, len(cfg.Env))}
 	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Env: env, Model: cfg.Model, InitTimeout: cfg.HandshakeTimeout,
 		Policy: acp.Policy(cfg.Permission), Logger: log, OnUpdate: h.route})
 	if err != nil {

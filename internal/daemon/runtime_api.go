@@ -85,7 +85,7 @@ func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error)
 // wireTurn is t as the API shows it, with its start and end from the
 // journal.
 func (d *daemon) wireTurn(ctx context.Context, t store.Turn) (wire.Turn, error) {
-	w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Message: string(t.SourceMessageID),
+	w := wire.Turn{ID: string(t.ID), Seq: t.Seq, State: string(t.State), Reason: t.Reason, Detail: t.Detail, Message: string(t.SourceMessageID),
 		Input: string(t.MessageID), Lease: string(t.LeaseID), LeaseGeneration: t.LeaseGeneration, Created: t.CreatedAt, Updated: t.UpdatedAt}
 	if t.State == jam.TurnQueued {
 		return w, nil

@@ -418,6 +418,9 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), ss[0].ProviderThread, "the session's facts")
 	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), "idle", "no current turn once it is over")
 	require.Contains(t, p.eval(`document.querySelector('.card').textContent`), "Parser work")
+	// The shown turn's one attempt, on the agent's first process.
+	p.waitFor("the turn's execution", `document.querySelectorAll('table[data-role="executions"] tr[data-execution]').length === 1`)
+	require.Contains(t, p.eval(`document.querySelector('table[data-role="executions"] tbody').textContent`), "succeeded")
 	p.screenshot("webui-session")
 	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	p.screenshot("webui-session-phone")

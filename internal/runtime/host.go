@@ -38,6 +38,15 @@ func errIncompatible(s store.Session) error {
 		jam.ErrIncompatible, s.ID)
 }
 
+// launchError is a host that could not be started (the command is not
+// found, the handshake failed or timed out): the turn that needed it
+// fails with the error's text as its detail, instead of waiting for a
+// retry that would fail the same way until the configuration changes.
+type launchError struct{ err error }
+
+func (e *launchError) Error() string { return e.err.Error() }
+func (e *launchError) Unwrap() error { return e.err }
+
 // hostFor returns the live host of the session's holder, starting one (a
 // new lease, with the next generation) when there is none or its process
 // has exited. A new host runs launchConfig, and the template's desired
@@ -84,7 +93,12 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 	}
 	host, err := m.cfg.Launch(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("start agent %s: %w", t.Peer, err)
+		err = fmt.Errorf("start agent %s: %w", t.Peer, err)
+		if ctx.Err() != nil {
+			// Stopping: the turn is taken up again after the restart.
+			return nil, err
+		}
+		return nil, &launchError{err: err}
 	}
 	rec, err := m.cfg.Store.LeaseAcquire(ctx, store.LeaseAcquireParams{WorkspaceID: m.cfg.Workspace, ID: jam.New[jam.LeaseID](m.cfg.Minter),
 		Holder: h, Pid: host.Pid(), At: m.cfg.Now()})
@@ -129,11 +143,13 @@ func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir 
 }
 
 // refuse ends a queued turn the session's host cannot run: it fails with
-// reason and settles nothing (its Band message stays queued for the
-// agent). A turn cancelled meanwhile stays cancelled.
+// reason, and cause's text as its detail, and settles nothing (its Band
+// message stays queued for the agent). A turn cancelled meanwhile stays
+// cancelled.
 func (m *Manager) refuse(ctx context.Context, s store.Session, t store.Turn, reason string, cause error) error {
 	m.log.Warn("turn refused", "session", s.ID, "turn", t.ID, "reason", reason, "err", cause)
-	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: jam.TurnQueued, To: jam.TurnFailed, Reason: reason, At: m.cfg.Now()})
+	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: jam.TurnQueued, To: jam.TurnFailed, Reason: reason,
+		Detail: cause.Error(), At: m.cfg.Now()})
 	if errors.Is(err, jam.ErrConflict) {
 		if cur, gerr := m.cfg.Store.TurnGet(ctx, m.cfg.Workspace, t.ID); gerr == nil && cur.State != jam.TurnQueued {
 			return nil

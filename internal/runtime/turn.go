@@ -41,12 +41,20 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if errors.Is(err, jam.ErrIncompatible) {
 		return m.refuse(ctx, s, t, jam.ReasonPlacementIncompatible, err)
 	}
+	if _, ok := errors.AsType[*launchError](err); ok {
+		return m.refuse(ctx, s, t, jam.ReasonHarnessError, err)
+	}
 	if err != nil {
 		return err
 	}
-	move := func(from, to jam.TurnState, reason string) error {
+	// moveWhy moves the turn; a move to a terminal state carries cause's
+	// text (if any) as the turn's detail.
+	moveWhy := func(from, to jam.TurnState, reason string, cause error) error {
 		p := store.TurnTransitionParams{ID: t.ID, From: from, To: to,
 			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()}
+		if cause != nil {
+			p.Detail = cause.Error()
+		}
 		if from == jam.TurnQueued && to == jam.TurnPreparing {
 			// The attempt on this lease starts with the move.
 			p.Execution = jam.New[jam.ExecutionID](m.cfg.Minter)
@@ -55,6 +63,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		t, err = m.transition(ctx, s, p)
 		return err
 	}
+	move := func(from, to jam.TurnState, reason string) error { return moveWhy(from, to, reason, nil) }
 	cancelled := func(from jam.TurnState) error {
 		if err := move(from, jam.TurnCancelling, jam.ReasonCancelledByUser); err != nil {
 			return err
@@ -79,13 +88,13 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
 		if err != nil {
 			// The message was settled or retired meanwhile: nothing to answer.
-			return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+			return moveWhy(jam.TurnPreparing, jam.TurnFailed, "message_gone", err)
 		}
 		text = prompt(msg)
 	} else {
 		msg, err := m.cfg.Store.MessageGet(ctx, m.cfg.Workspace, t.MessageID)
 		if err != nil {
-			return move(jam.TurnPreparing, jam.TurnFailed, "message_gone")
+			return moveWhy(jam.TurnPreparing, jam.TurnFailed, "message_gone", err)
 		}
 		text = msg.Text
 	}
@@ -155,7 +164,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if serr != nil {
 		// The message stays queued: it is answered by a later turn.
 		m.log.Warn("turn answer not settled", "turn", t.ID, "err", serr)
-		if err := move(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed); err != nil {
+		if err := moveWhy(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed, serr); err != nil {
 			return err
 		}
 		_, err := m.enqueue(ctx, s, t.MessageID, t.SourceMessageID)
@@ -173,15 +182,16 @@ func prompt(msg engine.InboxItem) string {
 	return fmt.Sprintf("%s wrote in the room:\n%s", from, msg.Content)
 }
 
-// endTurn ends an active turn that failed on the host's side. If the
-// process died, the turn is interrupted, the lease ends, and the message is
-// queued again for the next turn (which gets a new lease); otherwise the
-// turn fails and settles nothing.
+// endTurn ends an active turn that failed on the host's side, with
+// cause's text as its detail. If the process died, the turn is
+// interrupted, the lease ends, and the message is queued again for the
+// next turn (which gets a new lease); otherwise the turn fails and settles
+// nothing.
 func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t store.Turn, reason string, cause error) error {
 	select {
 	case <-l.host.Exited():
 		m.dropHost(l)
-		if err := m.interrupt(ctx, s, t, jam.ReasonProcessExited); err != nil {
+		if err := m.interruptWhy(ctx, s, t, jam.ReasonProcessExited, cause); err != nil {
 			return err
 		}
 		return nil
@@ -189,15 +199,24 @@ func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t stor
 	}
 	m.log.Warn("turn failed", "turn", t.ID, "err", cause)
 	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnFailed,
-		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
+		Reason: reason, Detail: cause.Error(), LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
 	return err
 }
 
 // interrupt ends an active turn whose process is gone, ends its lease if
 // still live, and queues its message again.
 func (m *Manager) interrupt(ctx context.Context, s store.Session, t store.Turn, reason string) error {
-	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnInterrupted,
-		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
+	return m.interruptWhy(ctx, s, t, reason, nil)
+}
+
+// interruptWhy is interrupt with cause's text as the turn's detail.
+func (m *Manager) interruptWhy(ctx context.Context, s store.Session, t store.Turn, reason string, cause error) error {
+	p := store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnInterrupted,
+		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()}
+	if cause != nil {
+		p.Detail = cause.Error()
+	}
+	_, err := m.transition(ctx, s, p)
 	if err != nil {
 		return fmt.Errorf("interrupt turn %s: %w", t.ID, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -234,6 +236,9 @@ type Turn struct {
 	SourceMessageID jam.PlatformMessageID
 	State           jam.TurnState
 	Reason          string
+	// Detail says in words why the turn ended as it did (the error's
+	// text); "" when its last move carried none.
+	Detail          string
 	LeaseID         jam.LeaseID
 	LeaseGeneration int64
 	CreatedAt       time.Time
@@ -288,10 +293,16 @@ type MessageAcceptParams struct {
 // else jam.ErrLeaseLost too. A turn not in From is jam.ErrConflict; a move
 // the state machine does not allow is jam.ErrInvalid.
 type TurnTransitionParams struct {
-	WorkspaceID     jam.WorkspaceID
-	ID              jam.TurnID
-	From, To        jam.TurnState
-	Reason          string
+	WorkspaceID jam.WorkspaceID
+	ID          jam.TurnID
+	From, To    jam.TurnState
+	Reason      string
+	// Detail is the human-readable why of a move to a terminal state
+	// (jam.ErrInvalid with any other move): the error's text. The store
+	// keeps it as BoundTurnDetail leaves it, on the turn and its journal
+	// entry. It is shown to whoever may read the turn, so it must never
+	// hold secret material.
+	Detail          string
 	LeaseID         jam.LeaseID
 	LeaseGeneration int64
 	At              time.Time
@@ -341,8 +352,34 @@ type TurnJournalEntry struct {
 	TurnID          jam.TurnID
 	From, To        jam.TurnState
 	Reason          string
+	Detail          string
 	LeaseGeneration int64
 	At              time.Time
+}
+
+// TurnDetailMax bounds the bytes of a turn's detail: enough for an error
+// chain, not a log.
+const TurnDetailMax = 2 << 10
+
+// BoundTurnDetail returns a turn's detail as the store keeps it: invalid
+// UTF-8 and control characters other than newline and tab replaced by
+// U+FFFD (so a detail cannot move a terminal's cursor or forge lines of
+// another format), surrounding space trimmed, and cut to TurnDetailMax
+// bytes on a rune boundary, ending in "…" when cut.
+func BoundTurnDetail(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
+		if (unicode.IsControl(r) && r != '\n' && r != '\t') || r == '\u2028' || r == '\u2029' {
+			r = utf8.RuneError
+		}
+		b.WriteRune(r)
+	}
+	s = strings.TrimSpace(b.String())
+	if len(s) <= TurnDetailMax {
+		return s
+	}
+	const more = "…"
+	return clipUTF8(s, TurnDetailMax-len(more)) + more
 }
 
 // Bounds of the output stored for one turn, so that an agent streaming

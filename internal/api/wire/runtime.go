@@ -61,10 +61,14 @@ type Sessions struct {
 
 // Turn is one turn of a session.
 type Turn struct {
-	ID      string `json:"id"`
-	Seq     int64  `json:"seq"`
-	State   string `json:"state"`
-	Reason  string `json:"reason,omitempty"`
+	ID     string `json:"id"`
+	Seq    int64  `json:"seq"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// Detail says in words why the turn ended as it did (the error's
+	// text: the command was not found, the handshake timed out), at most
+	// 2 KiB; Reason is its stable code.
+	Detail  string `json:"detail,omitempty"`
 	Message string `json:"message,omitempty"`
 	// Input is the session message the turn answers (msg_…).
 	Input           string    `json:"input,omitempty"`

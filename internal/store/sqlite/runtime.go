@@ -37,15 +37,16 @@ WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecyc
 	sessionAll       = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? ORDER BY created_at, id`
 	sessionSetThread = `UPDATE runtime_sessions SET provider_thread = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`
 
-	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id`
+	// detail: migration 0014.
+	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id, detail`
 	turnInsert  = `INSERT INTO turns (` + turnColumns + `)
-SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ?, ? FROM turns WHERE session_id = ?
+SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ?, ?, '' FROM turns WHERE session_id = ?
 RETURNING seq`
 	turnSelect    = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND id = ?`
 	turnOfSession = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
-	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
-	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, detail = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
+	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at, detail)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	messageColumns = `id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at`
 	messageInsert  = `INSERT INTO session_messages (` + messageColumns + `)
 SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, NULL FROM session_messages WHERE session_id = ?
@@ -55,7 +56,7 @@ RETURNING seq`
 	messageSetTurn   = `UPDATE session_messages SET turn_id = ? WHERE id = ?`
 	messageConsume   = `UPDATE session_messages SET turn_id = ?, consumed_at = ?
 WHERE workspace_id = ? AND session_id = ? AND id = ? AND routing = 'note' AND turn_id = ''`
-	journalOfTurn = `SELECT seq, turn_id, from_state, to_state, reason, lease_generation, at FROM turn_journal
+	journalOfTurn = `SELECT seq, turn_id, from_state, to_state, reason, lease_generation, at, detail FROM turn_journal
 WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
 
 	// Executions (migration 0010).
@@ -416,7 +417,7 @@ func insertTurn(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
 		}
 		return err
 	}
-	_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at)
+	_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at, "")
 	return err
 }
 
@@ -566,6 +567,10 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	if err := validateText("reason", p.Reason); err != nil {
 		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
 	}
+	if p.Detail != "" && !p.To.Terminal() {
+		return store.Turn{}, fmt.Errorf("turn %s: %w: only a move to a terminal state carries a detail", p.ID, jam.ErrInvalid)
+	}
+	detail := store.BoundTurnDetail(p.Detail)
 	if len(p.ConsumeNotes) > 0 && p.To != jam.TurnRunning {
 		return store.Turn{}, fmt.Errorf("turn %s: %w: notes are consumed by a turn moving to running", p.ID, jam.ErrInvalid)
 	}
@@ -601,7 +606,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				}
 			}
 		}
-		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, detail, leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
 			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 				return fmt.Errorf("%w: another turn of session %s is active", jam.ErrConflict, t.SessionID)
 			}
@@ -633,7 +638,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro())
+		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro(), detail)
 		return err
 	})
 	if err != nil {
@@ -675,7 +680,7 @@ func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.Turn
 	out, err := queryAll(ctx, s.reader, func(row scanner) (store.TurnJournalEntry, error) {
 		var e store.TurnJournalEntry
 		var at int64
-		err := row.Scan(&e.Seq, &e.TurnID, &e.From, &e.To, &e.Reason, &e.LeaseGeneration, &at)
+		err := row.Scan(&e.Seq, &e.TurnID, &e.From, &e.To, &e.Reason, &e.LeaseGeneration, &at, &e.Detail)
 		e.At = fromMicros(at)
 		return e, err
 	}, journalOfTurn, ws, id)
@@ -688,7 +693,7 @@ func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.Turn
 func scanTurn(row scanner) (store.Turn, error) {
 	var t store.Turn
 	var created, updated int64
-	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated, &t.MessageID)
+	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated, &t.MessageID, &t.Detail)
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return t, err
 }

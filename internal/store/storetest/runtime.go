@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -219,6 +221,60 @@ func exerciseRuntime(t *testing.T, open func(t *testing.T) store.Store) {
 		third, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: third.ID, From: jam.TurnQueued, To: jam.TurnCancelled, Reason: jam.ReasonCancelledByUser, At: epoch})
 		require.NoError(t, err)
 		require.Equal(t, jam.TurnCancelled, third.State)
+	})
+
+	t.Run("Turn_detailStoredBoundedAndJournalled", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		tm := template(t, b)
+		s := session(t, b, tm, newUUID[jam.RoomID]())
+		l := lease(t, b, string(tm.ID))
+		move := func(tr store.Turn, from, to jam.TurnState, reason, detail string) (store.Turn, error) {
+			return b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr.ID, From: from, To: to, Reason: reason, Detail: detail,
+				LeaseID: l.ID, LeaseGeneration: l.Generation, At: epoch.Add(time.Second), Execution: jam.New[jam.ExecutionID](b.minter)})
+		}
+
+		// Only a move to a terminal state says why.
+		tr := enqueue(t, b, s)
+		_, err := move(tr, jam.TurnQueued, jam.TurnPreparing, "", "why not")
+		require.ErrorIs(t, err, jam.ErrInvalid)
+		tr, err = move(tr, jam.TurnQueued, jam.TurnPreparing, "", "")
+		require.NoError(t, err)
+		require.Empty(t, tr.Detail)
+		const why = "start agent: exec: \"no-such-agent\": executable file not found in $PATH"
+		tr, err = move(tr, jam.TurnPreparing, jam.TurnFailed, jam.ReasonHarnessError, "  "+why+"\n")
+		require.NoError(t, err)
+		require.Equal(t, jam.TurnFailed, tr.State)
+		require.Equal(t, why, tr.Detail, "kept trimmed on the turn")
+		got, err := b.st.TurnGet(ctx, b.ws, tr.ID)
+		require.NoError(t, err)
+		require.Equal(t, why, got.Detail)
+		turns, err := b.st.TurnList(ctx, b.ws, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, why, turns[0].Detail)
+		journal, err := b.st.TurnJournal(ctx, b.ws, tr.ID)
+		require.NoError(t, err)
+		require.Len(t, journal, 3)
+		require.Equal(t, []string{"", "", why}, []string{journal[0].Detail, journal[1].Detail, journal[2].Detail},
+			"the journal entry of the move carries it, and only it")
+		require.Equal(t, jam.ReasonHarnessError, journal[2].Reason)
+
+		// A long detail with control characters and a rune across the
+		// bound is cleaned and cut on a rune boundary.
+		long := enqueue(t, b, s)
+		raw := "bad\x1b[2Jthing\r\nline\ttwo\x00\xff " + strings.Repeat("é", store.TurnDetailMax)
+		long, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: long.ID, From: jam.TurnQueued, To: jam.TurnCancelled,
+			Reason: jam.ReasonCancelledByUser, Detail: raw, At: epoch})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(long.Detail), store.TurnDetailMax)
+		require.Greater(t, len(long.Detail), store.TurnDetailMax-8, "cut at the bound, not short of it")
+		require.True(t, utf8.ValidString(long.Detail))
+		require.True(t, strings.HasPrefix(long.Detail, "bad\uFFFD[2Jthing\uFFFD\nline\ttwo\uFFFD\uFFFD é"), long.Detail[:40])
+		require.True(t, strings.HasSuffix(long.Detail, "é…"))
+		journal, err = b.st.TurnJournal(ctx, b.ws, long.ID)
+		require.NoError(t, err)
+		require.Equal(t, long.Detail, journal[len(journal)-1].Detail)
 	})
 
 	t.Run("Message_routingNotesAndSteer", func(t *testing.T) {

@@ -112,6 +112,10 @@ export function mountSession(main, { id, turn: pinned }) {
   const err = h('div', { role: 'alert' });
   const outHead = h('h2', { id: 'output-title' }, 'Turn output');
   const outState = h('p', { class: 'sub', role: 'status' });
+  // why: the shown turn's detail (why it ended as it did); execs: its
+  // attempts (GET /v1/turns/{turn}).
+  const why = h('p', { class: 'error-box', hidden: true, 'data-role': 'why' });
+  const execs = h('div', { class: 'table-wrap', hidden: true });
   const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
   const worktree = mountWorktree(id, { onChange: () => reload() });
@@ -120,7 +124,7 @@ export function mountSession(main, { id, turn: pinned }) {
     err,
     h('section', { class: 'card', 'aria-label': 'Session' }, facts),
     worktree.el,
-    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, output),
+    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, why, output, execs),
     h('section', { 'aria-labelledby': 'turns-title' },
       h('h2', { id: 'turns-title' }, 'Turns'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'turns-title' },
@@ -181,6 +185,7 @@ export function mountSession(main, { id, turn: pinned }) {
     const t = turns.find((x) => x.id === shown.turn);
     outHead.textContent = t ? `Turn ${t.seq} output` : 'Turn output';
     let text = t ? `${t.state}${t.reason ? ` (${t.reason})` : ''}` : '';
+    if (t && t.detail) text += `: ${t.detail.split('\n')[0]}`;
     if (shown.loading) text = 'Loading…';
     else if (!shown.kept && !output.childElementCount) text += ' · no output is kept for this turn (it streamed nothing, or ran before the daemon stored output)';
     else if (shown.truncated) text += ' · later output was not kept';
@@ -233,8 +238,41 @@ export function mountSession(main, { id, turn: pinned }) {
     if (stick) output.scrollTop = output.scrollHeight;
   }
 
+  // renderTurnFacts shows why the shown turn ended (its detail) and its
+  // executions: the lease, process and outcome of each attempt.
+  function renderTurnFacts(t) {
+    why.hidden = !t.detail;
+    why.replaceChildren(...(t.detail ? [h('strong', null, 'Why: '), t.detail] : []));
+    const es = t.executions || [];
+    execs.hidden = !es.length;
+    const dash = () => h('span', { class: 'sub' }, '—');
+    execs.replaceChildren(...(es.length ? [h('table', { class: 'stack', 'aria-label': 'Executions', 'data-role': 'executions' },
+      h('thead', null, h('tr', null, ['Execution', 'Lease', 'Generation', 'PID', 'Started', 'Ended', 'Outcome', 'Reason'].map((k) => h('th', { scope: 'col' }, k)))),
+      h('tbody', null, es.map((e) => h('tr', { dataset: { execution: e.id, state: e.state } },
+        cell('Execution', h('code', null, e.id)),
+        cell('Lease', h('code', null, e.lease)),
+        cell('Generation', String(e.lease_generation)),
+        cell('PID', String(e.pid)),
+        cell('Started', e.started_at ? timeEl(e.started_at) : dash()),
+        cell('Ended', e.ended_at ? timeEl(e.ended_at) : dash()),
+        cell('Outcome', e.outcome || e.state),
+        cell('Reason', e.reason || dash())))))] : []));
+  }
+
+  async function loadTurnFacts(turnId) {
+    try {
+      const t = await get(`/v1/turns/${enc(turnId)}`);
+      if (destroyed || !shown || shown.turn !== turnId) return;
+      renderTurnFacts(t);
+    } catch (e) {
+      // The output still shows; the facts come with the next transition.
+    }
+  }
+
   async function showTurn(turnId) {
     if (shown && shown.turn === turnId) return;
+    why.hidden = execs.hidden = true;
+    loadTurnFacts(turnId);
     shown = { turn: turnId, batches: 0, loading: true, waiting: [], kept: false, truncated: false };
     const mine = shown;
     output.replaceChildren();
@@ -328,6 +366,7 @@ export function mountSession(main, { id, turn: pinned }) {
       if (t) {
         t.state = d.state;
         t.reason = d.reason || '';
+        t.detail = d.detail || '';
         if (d.state === 'running' && !t.started_at) t.started_at = ev.at;
         if (!ACTIVE.has(d.state) && d.state !== 'queued') t.ended_at = ev.at;
       }
@@ -341,6 +380,7 @@ export function mountSession(main, { id, turn: pinned }) {
         }
       }
       if (!t && d.state === 'queued') turns.push({ id: d.turn, seq: d.turn_seq, state: d.state, reason: '' });
+      if (shown && d.turn === shown.turn) loadTurnFacts(d.turn);
       if (shown && d.turn === shown.turn && !ACTIVE.has(d.state) && d.state !== 'queued') announce(`Turn ${d.turn_seq} ${d.state}`);
       if (!pinned && d.state === 'running') showTurn(d.turn);
       renderFacts();
