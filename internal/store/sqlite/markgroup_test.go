@@ -21,34 +21,24 @@ func queueRows(t testing.TB, n int) (*Store, jam.WorkspaceID, jam.PeerKey, []jam
 	st, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "jam.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	m := jam.NewMinter(nil, nil)
-	w, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](m), Name: "w", At: time.Now()})
-	require.NoError(t, err)
-	key := jam.PeerKey{Profile: "p", Scope: "a"}
-	acct, err := st.AccountPut(ctx, store.Account{ID: jam.New[jam.AccountID](m), WorkspaceID: w.ID, Profile: "p", BandURL: "http://band",
-		UserID: "0190a1b2-0000-4000-8000-00000000000b", Handle: "owner", KeySealed: []byte("k"), CreatedAt: time.Now()})
-	require.NoError(t, err)
-	_, err = st.PeerPut(ctx, store.Peer{WorkspaceID: w.ID, Key: key, AccountID: acct.ID, AgentID: "0190a1b2-0000-4000-8000-00000000000a",
-		Handle: "owner/a", Name: "a", KeySealed: []byte("k"), CreatedAt: time.Now()})
-	require.NoError(t, err)
-	room := jam.RoomID("0190a1b2-0000-4000-8000-0000000000aa")
+	ws, key, room := benchPeer(t, st)
 	ids := make([]jam.PlatformMessageID, n)
 	for i := 0; i < n; i += spoolInsertMax {
 		var entries []store.SpoolEntry
 		for j := i; j < min(i+spoolInsertMax, n); j++ {
 			ids[j] = jam.PlatformMessageID(fmt.Sprintf("0190a1b2-0000-4000-8000-%012d", j+1))
-			entries = append(entries, store.SpoolEntry{WorkspaceID: w.ID, Peer: key, Room: room, MessageID: ids[j], Sealed: make([]byte, 256), ReceivedAt: time.Now()})
+			entries = append(entries, store.SpoolEntry{WorkspaceID: ws, Peer: key, Room: room, MessageID: ids[j], Sealed: make([]byte, 256), ReceivedAt: time.Now()})
 		}
 		res, err := st.SpoolAppend(ctx, entries)
 		require.NoError(t, err)
 		rows := make([]store.QueueRow, len(entries))
 		for j, e := range entries {
-			rows[j] = store.QueueRow{Seq: res.Seqs[j], WorkspaceID: w.ID, Sealed: e.Sealed}
+			rows[j] = store.QueueRow{Seq: res.Seqs[j], WorkspaceID: ws, Sealed: e.Sealed}
 		}
 		_, err = st.SpoolMoveBatch(ctx, rows)
 		require.NoError(t, err)
 	}
-	return st, w.ID, key, ids
+	return st, ws, key, ids
 }
 
 // TestQueueMark_concurrentMarksAllLand marks many rows from many

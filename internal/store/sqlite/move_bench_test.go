@@ -62,23 +62,23 @@ func BenchmarkSpoolMove(b *testing.B) {
 	}
 }
 
-func benchPeer(b *testing.B, st *Store) (jam.WorkspaceID, jam.PeerKey, jam.RoomID) {
-	b.Helper()
+func benchPeer(tb testing.TB, st *Store) (jam.WorkspaceID, jam.PeerKey, jam.RoomID) {
+	tb.Helper()
 	ctx := context.Background()
 	m := jam.NewMinter(nil, nil)
 	w, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](m), Name: "bench", At: time.Now()})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	key := jam.PeerKey{Profile: "p", Scope: "a"}
 	acct, err := st.AccountPut(ctx, store.Account{ID: jam.New[jam.AccountID](m), WorkspaceID: w.ID, Profile: "p", BandURL: "http://band",
 		UserID: "0190a1b2-0000-4000-8000-00000000000b", Handle: "owner", KeySealed: []byte("k"), CreatedAt: time.Now()})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if _, err := st.PeerPut(ctx, store.Peer{WorkspaceID: w.ID, Key: key, AccountID: acct.ID, AgentID: "0190a1b2-0000-4000-8000-00000000000a",
 		Handle: "owner/a", Name: "a", KeySealed: []byte("k"), CreatedAt: time.Now()}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return w.ID, key, "0190a1b2-0000-4000-8000-0000000000aa"
 }
