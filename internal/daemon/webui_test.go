@@ -494,7 +494,12 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	p.do(chromedp.EmulateViewport(1280, 860))
 
 	// The first turn's source message link opens the room at the message.
-	p.do(chromedp.Click(chromedp.CSS(`tr[data-turn]:last-child a[href*="/messages/"]`)))
+	// Clicked in the page, in one step: the turn list re-renders as turns
+	// change, and a node found by one protocol call can be gone by the
+	// next ("Could not find node with given id").
+	firstLink := `document.querySelector('tr[data-turn]:last-child a[href*="/messages/"]')`
+	p.waitFor("the first turn's source link", firstLink+` !== null`)
+	p.eval(`(() => { ` + firstLink + `.click(); return ''; })()`)
 	p.waitFor("the focused source message", `document.querySelector(`+js(msgSelector(first.ID)+`.msg--focus`)+`) !== null`)
 
 	// The agents page links to the agent's sessions.

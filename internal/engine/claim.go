@@ -19,18 +19,12 @@ func retryable(err error) bool {
 }
 
 // claimAndDeliver claims a queued row on Band and delivers it. A
-// retryable claim failure hands the row to a bounded retry task so the
-// lane moves on; a permanent one leaves the row queued for a later
-// redelivery.
+// retryable claim failure is retried in place, with bounded backoff,
+// before the caller goes on to the room's next row: a room's messages
+// reach its agent in order even while Band refuses or cannot be reached
+// (a lane is one room's, so only that room waits). A permanent failure,
+// or retries given up, leave the row queued for a later redelivery.
 func (e *Engine) claimAndDeliver(ctx context.Context, p *peerState, row store.QueueRow) {
-	e.claimAndDeliverAs(ctx, p, row, false)
-}
-
-// claimAndDeliverAs is claimAndDeliver; with inOrder, a retryable claim
-// failure is retried in place (with the same bounded backoff) before the
-// caller goes on to the room's next row, so a redelivered room reaches its
-// agent in order.
-func (e *Engine) claimAndDeliverAs(ctx context.Context, p *peerState, row store.QueueRow, inOrder bool) {
 	err := e.claim(ctx, p, row)
 	if err == nil {
 		e.deliver(ctx, row)
@@ -48,29 +42,9 @@ func (e *Engine) claimAndDeliverAs(ctx context.Context, p *peerState, row store.
 		e.emit(base)
 		return
 	}
-	if inOrder {
-		base.Kind = EventClaimRetry
-		e.emit(base)
-		e.retryClaim(p, row)
-		return
-	}
-	select {
-	case e.retry <- struct{}{}:
-	default:
-		// The retry pool is full: the row stays queued and is redelivered
-		// when its binding is redelivered or the daemon restarts.
-		base.Kind = EventClaimFailed
-		e.emit(base)
-		return
-	}
 	base.Kind = EventClaimRetry
 	e.emit(base)
-	if !e.spawn(func() {
-		defer func() { <-e.retry }()
-		e.retryClaim(p, row)
-	}) {
-		<-e.retry
-	}
+	e.retryClaim(p, row)
 }
 
 // retryClaim retries a claim with backoff. Before each attempt it re-reads
@@ -214,7 +188,7 @@ func (e *Engine) redeliverBinding(ctx context.Context, p *peerState, b store.Bin
 		} else if !ok {
 			continue
 		}
-		e.claimAndDeliverAs(ctx, p, row, true)
+		e.claimAndDeliver(ctx, p, row)
 	}
 	return nil
 }

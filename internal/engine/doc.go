@@ -27,8 +27,10 @@
 //  6. Claim. POST …/processing after the local write, so a refused or lost
 //     answer never leaves remote work without a local record. Retryable
 //     failures (408, 409, 425, 429, 5xx, expired auth, transport) retry
-//     with backoff, bounded, in a separate bounded pool so the lane moves
-//     on; each retry re-reads the owner of the message.
+//     with backoff, bounded, in place: the room's later messages wait, so
+//     its agent sees the room in order (a lane is one room's, so the other
+//     rooms go on). Each retry re-reads the owner of the message; retries
+//     given up leave the row queued for a later redelivery.
 //  7. Deliver through a one-method Deliverer that must return quickly.
 //
 // Delivery never settles. Ack and Reply re-claim, settle on Band, and only

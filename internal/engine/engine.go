@@ -152,8 +152,6 @@ type Config struct {
 	Events func(Event)
 	// MaxActiveLanes bounds lanes processing at once. Default 8.
 	MaxActiveLanes int
-	// MaxClaimRetries bounds concurrent claim retry tasks. Default 32.
-	MaxClaimRetries int
 	// ClaimAttempts bounds claim attempts per message. Default 6.
 	ClaimAttempts int
 	// RetryMin, RetryMax bound the retry backoff. Defaults 1s and 30s.
@@ -171,9 +169,6 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MaxActiveLanes == 0 {
 		c.MaxActiveLanes = 8
-	}
-	if c.MaxClaimRetries == 0 {
-		c.MaxClaimRetries = 32
 	}
 	if c.ClaimAttempts == 0 {
 		c.ClaimAttempts = 6
@@ -208,7 +203,6 @@ type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	slots chan struct{} // active lane bound
-	retry chan struct{} // claim retry bound
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -242,7 +236,6 @@ func New(cfg Config) (*Engine, error) {
 		cfg:   cfg,
 		log:   cfg.Logger.With("component", "engine"),
 		slots: make(chan struct{}, cfg.MaxActiveLanes),
-		retry: make(chan struct{}, cfg.MaxClaimRetries),
 		peers: map[peerRef]*peerState{},
 		lanes: map[store.Lane]*lane{},
 		wake:  newBroadcaster(),

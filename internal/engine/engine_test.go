@@ -562,3 +562,25 @@ func TestEngine_inboxPages(t *testing.T) {
 		require.ErrorIs(t, err, jam.ErrInvalid, "limit %d", bad)
 	}
 }
+
+// TestEngine_liveLaneKeepsRoomOrderThroughClaimRetries: a claim Band
+// refuses for a while is retried in place, so the room's next message
+// does not reach the agent first (it did when retries ran in a side pool
+// and the lane moved on; the SIGKILL loop with hub kills caught it).
+func TestEngine_liveLaneKeepsRoomOrderThroughClaimRetries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, true)
+	first := fmt.Sprintf("0190a1b2-0000-4000-8000-%012d", 1)
+	var refusals atomic.Int32
+	b.agent.ProcessingF = func(_, msg string) error {
+		if msg == first && refusals.Add(1) <= 2 {
+			return fmt.Errorf("%w: 503 from the platform", jam.ErrUnavailable)
+		}
+		return nil
+	}
+	require.Equal(t, first, b.inbound(t, 1, "one"))
+	second := b.inbound(t, 2, "two")
+	got := []jam.PlatformMessageID{b.delivered(t).Row.MessageID, b.delivered(t).Row.MessageID}
+	require.Equal(t, int32(3), refusals.Load(), "two refusals, then the claim that went through")
+	require.Equal(t, []jam.PlatformMessageID{jam.PlatformMessageID(first), jam.PlatformMessageID(second)}, got)
+}
