@@ -256,7 +256,11 @@ func TestSocket_unansweredHeartbeatReconnectsWithFreshCredential(t *testing.T) {
 	var reads atomic.Int32
 	cred := credFunc(func() string { return "key-" + string(rune('a'+reads.Add(1)-1)) })
 	cfg := testSocketConfig(fp.srv.URL, cred)
-	cfg.Heartbeat = 20 * time.Millisecond
+	// A heartbeat unanswered by the next tick ends the session, so the
+	// tick is the test's reply window too: at 20 ms, a reply delayed by
+	// a loaded CI machine ended the second session and the test waited
+	// on a dead connection ("no frame").
+	cfg.Heartbeat = 300 * time.Millisecond
 	s, err := NewSocket(cfg)
 	require.NoError(t, err)
 	rec := newRecorder(func(context.Context, *Session) error { return nil })
