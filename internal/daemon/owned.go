@@ -328,16 +328,28 @@ func (e *redactedError) Unwrap() error { return e.err }
 // err's text. An agent may echo its environment in the error it answers a
 // handshake or prompt with, and the error becomes the turn's detail and
 // goes to the log: neither may show a secret.
+//
+// Longer values go first, so a value inside another is not left half
+// shown. Values shorter than redactMin are left alone: "1" or "on" is a
+// setting, not a credential, and replacing every "1" would make the error
+// unreadable ("exit status [redacted]").
 func redactEnv(err error, secrets []string) error {
 	if err == nil || len(secrets) == 0 {
 		return err
 	}
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	text := err.Error()
 	for _, s := range secrets {
-		text = strings.ReplaceAll(text, s, "[redacted]")
+		if len(s) >= redactMin {
+			text = strings.ReplaceAll(text, s, "[redacted]")
+		}
 	}
 	return &redactedError{err: err, text: text}
 }
+
+// redactMin is the shortest environment value redactEnv hides.
+const redactMin = 4
 
 // Steers implements runtime.Steerer from the harness's capability
 // manifest.
