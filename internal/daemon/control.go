@@ -441,7 +441,7 @@ func (d *daemon) Inbox(ctx context.Context, q wire.InboxQuery) (wire.Inbox, erro
 	if err != nil {
 		return wire.Inbox{}, err
 	}
-	pg, err := d.msg.engine.InboxPage(ctx, p)
+	pg, err := d.msg.engine.Inbox(ctx, p)
 	return wireInbox(pg), err
 }
 
@@ -450,7 +450,7 @@ func (d *daemon) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox,
 	if err != nil {
 		return wire.Inbox{}, err
 	}
-	pg, err := d.msg.engine.WaitPage(ctx, p)
+	pg, err := d.msg.engine.Wait(ctx, p)
 	return wireInbox(pg), err
 }
 

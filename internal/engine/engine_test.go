@@ -210,7 +210,8 @@ func TestEngine_deliversInOrderAndDedupes(t *testing.T) {
 	// The row reaches the inbox when it is marked delivered, which the
 	// engine reports after handing it over.
 	b.waitEvent(t, EventDelivered, second)
-	items, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws})
+	pg, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws})
+	items := pg.Items
 	require.NoError(t, err)
 	require.Len(t, items, 2, "delivered rows reach the inbox")
 	require.Equal(t, "@owner/coder one", items[0].Content, "the agent's own token renders as its handle")
@@ -239,7 +240,8 @@ func TestEngine_unroutedUntilBound(t *testing.T) {
 	b := setup(t, false)
 	id := b.inbound(t, 1, "hello")
 	b.waitEvent(t, EventQueuedUnrouted, id)
-	items, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws, Unrouted: true})
+	pg, err := b.eng.Inbox(t.Context(), InboxParams{WorkspaceID: b.ws, Unrouted: true})
+	items := pg.Items
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	require.NotContains(t, b.agent.Calls(), "processing "+id, "an unrouted message is not claimed")
@@ -496,7 +498,8 @@ func TestEngine_redeliveredRowStaysInTheInbox(t *testing.T) {
 	defer close(del.release)
 	// The first message is claimed again and its delivery is under way.
 	require.Equal(t, jam.PlatformMessageID(first), <-del.entered)
-	items, err := eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer})
+	pg, err := eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer})
+	items := pg.Items
 	require.NoError(t, err)
 	var ids []jam.PlatformMessageID
 	for _, it := range items {
@@ -521,7 +524,7 @@ func TestEngine_inboxPages(t *testing.T) {
 	b.waitEvent(t, EventDelivered, string(all[4]))
 	page := func(limit int) ([]jam.PlatformMessageID, bool) {
 		t.Helper()
-		pg, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: limit})
+		pg, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: limit})
 		require.NoError(t, err)
 		var ids []jam.PlatformMessageID
 		for _, it := range pg.Items {
@@ -542,7 +545,7 @@ func TestEngine_inboxPages(t *testing.T) {
 	var walked []jam.PlatformMessageID
 	var after int64
 	for {
-		pg, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 2, After: after})
+		pg, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 2, After: after})
 		require.NoError(t, err)
 		for _, it := range pg.Items {
 			walked = append(walked, it.MessageID)
@@ -553,12 +556,12 @@ func TestEngine_inboxPages(t *testing.T) {
 		after = pg.Next
 	}
 	require.Equal(t, all, walked)
-	pg, err := b.eng.WaitPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 4})
+	pg, err := b.eng.Wait(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: 4})
 	require.NoError(t, err)
 	require.Len(t, pg.Items, 4)
 	require.True(t, pg.More)
 	for _, bad := range []int{-1, MaxInboxLimit + 1} {
-		_, err := b.eng.InboxPage(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: bad})
+		_, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws, Peer: b.peer, Limit: bad})
 		require.ErrorIs(t, err, jam.ErrInvalid, "limit %d", bad)
 	}
 }

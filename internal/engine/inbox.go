@@ -55,21 +55,14 @@ type InboxPage struct {
 	Next int64
 }
 
-// Inbox lists queued messages oldest first, opened for reading: the first
-// page of InboxPage.
-func (e *Engine) Inbox(ctx context.Context, p InboxParams) ([]InboxItem, error) {
-	pg, err := e.InboxPage(ctx, p)
-	return pg.Items, err
-}
-
-// InboxPage lists the oldest queued messages, opened for reading: routed
+// Inbox lists the oldest queued messages, opened for reading: routed
 // messages once delivered (a message whose claim is still failing is not
 // the agent's work yet), or the unrouted bucket. Only the page's rows are
 // read from the store, so an inbox with a large backlog (a daemon
 // redelivering 100,000 messages after a restart) answers at once. Taking
 // routed messages from the inbox opens the agent's working indicator in
 // their rooms until they are settled.
-func (e *Engine) InboxPage(ctx context.Context, p InboxParams) (InboxPage, error) {
+func (e *Engine) Inbox(ctx context.Context, p InboxParams) (InboxPage, error) {
 	switch {
 	case p.Limit < 0 || p.Limit > MaxInboxLimit:
 		return InboxPage{}, fmt.Errorf("%w: inbox limit %d is outside 1 to %d (0 means %d)", jam.ErrInvalid, p.Limit, MaxInboxLimit, DefaultInboxLimit)
@@ -126,18 +119,12 @@ func (e *Engine) InboxPage(ctx context.Context, p InboxParams) (InboxPage, error
 	return pg, nil
 }
 
-// Wait returns the inbox as soon as it holds a message, or an empty list
+// Wait returns the inbox as soon as it holds a message, or an empty page
 // when ctx ends first (a wait that timed out is not an error).
-func (e *Engine) Wait(ctx context.Context, p InboxParams) ([]InboxItem, error) {
-	pg, err := e.WaitPage(ctx, p)
-	return pg.Items, err
-}
-
-// WaitPage is Wait with the page's More.
-func (e *Engine) WaitPage(ctx context.Context, p InboxParams) (InboxPage, error) {
+func (e *Engine) Wait(ctx context.Context, p InboxParams) (InboxPage, error) {
 	for {
 		woken := e.wake.C() // taken before reading, so no notify is missed
-		pg, err := e.InboxPage(ctx, p)
+		pg, err := e.Inbox(ctx, p)
 		if err != nil || len(pg.Items) > 0 {
 			return pg, err
 		}

@@ -64,7 +64,8 @@ func TestEngine_unreadableRecordsAreQuarantined(t *testing.T) {
 
 	// A queued row that stops opening is quarantined when it is listed.
 	bs.breakMessage(third)
-	items, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws})
+	pg, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws})
+	items := pg.Items
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	require.Equal(t, first, string(items[0].MessageID))

@@ -23,7 +23,8 @@ func TestEngine_noticeIsDeliveredAndAckedWithoutBand(t *testing.T) {
 	d := b.delivered(t)
 	require.Equal(t, id, d.Row.MessageID)
 	b.waitEvent(t, EventDelivered, string(id))
-	items, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws})
+	pg, err := b.eng.Inbox(ctx, InboxParams{WorkspaceID: b.ws})
+	items := pg.Items
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	require.Equal(t, "task 7 was assigned to you", items[0].Content)
@@ -169,7 +170,8 @@ func TestEngine_attachedActivityFollowsTakenMessages(t *testing.T) {
 		t.Fatalf("activity %v before the agent took anything", w)
 	default:
 	}
-	items, err := b.eng.Wait(ctx, InboxParams{WorkspaceID: b.ws})
+	pg, err := b.eng.Wait(ctx, InboxParams{WorkspaceID: b.ws})
+	items := pg.Items
 	require.NoError(t, err)
 	require.Len(t, items, 2)
 	require.True(t, <-b.agent.Activity, "taking messages opens the indicator")
