@@ -92,20 +92,30 @@ func (s *Store) mark(ctx context.Context, r *markReq) error {
 // whole batch.
 func (s *Store) commitMarks(ctx context.Context, batch []*markReq) {
 	missing := make([]bool, len(batch))
-	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		for i, r := range batch {
-			res, err := tx.ExecContext(ctx, r.query, r.args...)
-			if err != nil {
-				return err
+	// Prepared once, outside the transaction (the writer has one
+	// connection): with the pure-Go driver a prepare costs about as much
+	// as the update.
+	err := s.stmts.prepare(ctx, s.writer, queueMarkClaimed, queueMarkDelivered)
+	if err == nil {
+		err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+			for i, r := range batch {
+				st, err := s.stmts.inTx(ctx, tx, r.query)
+				if err != nil {
+					return err
+				}
+				res, err := st.ExecContext(ctx, r.args...)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return err
+				}
+				missing[i] = n == 0
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			missing[i] = n == 0
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	for i, r := range batch {
 		switch {
 		case err != nil:
