@@ -159,11 +159,7 @@ func TestMessages_errorShapes(t *testing.T) {
 
 func TestDecodeMessagesRequest(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, body string
-		check      func(t *testing.T, r fakemodel.Request)
-		wantErr    string
-	}{
+	runDecodeCases(t, fakemodel.DecodeMessagesRequest, []decodeCase{
 		{name: "as claude code sends it", body: messagesBody(true, "hello", bashToolAnthropic, ""), check: func(t *testing.T, r fakemodel.Request) {
 			require.Equal(t, fakemodel.APIMessages, r.API)
 			require.True(t, r.Stream)
@@ -223,20 +219,7 @@ func TestDecodeMessagesRequest(t *testing.T) {
 		{name: "system of the wrong type", body: `{"model":"m","system":5,"messages":[{"role":"user","content":"x"}]}`, wantErr: "system"},
 		{name: "tool without a name", body: `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"input_schema":{}}]}`, wantErr: "no name"},
 		{name: "too large", body: `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", fakemodel.MaxRequest) + `"}]}`, wantErr: "larger than"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r, err := fakemodel.DecodeMessagesRequest(strings.NewReader(tt.body))
-			if tt.wantErr != "" {
-				require.ErrorIs(t, err, jam.ErrInvalid)
-				require.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			tt.check(t, r)
-		})
-	}
+	})
 }
 
 func FuzzDecodeMessagesRequest(f *testing.F) {

@@ -2,6 +2,7 @@ package fakemodel_test
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -11,13 +12,35 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 )
 
+// decodeCase is one request body for a decoder: what the decoded request
+// must hold (check), or the text of the invalid_argument error it gets.
+type decodeCase struct {
+	name, body string
+	check      func(t *testing.T, r fakemodel.Request)
+	wantErr    string
+}
+
+// runDecodeCases runs each case through decode, in parallel.
+func runDecodeCases(t *testing.T, decode func(io.Reader) (fakemodel.Request, error), tests []decodeCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := decode(strings.NewReader(tt.body))
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, jam.ErrInvalid)
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, r)
+		})
+	}
+}
+
 func TestDecodeRequest(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, body string
-		check      func(t *testing.T, r fakemodel.Request)
-		wantErr    string
-	}{
+	runDecodeCases(t, fakemodel.DecodeRequest, []decodeCase{
 		{name: "streamed with tools", body: `{"model":"fake-model","stream":true,"stream_options":{"include_usage":true},
 			"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"}],
 			"tools":[{"type":"function","function":{"name":"bash","description":"run","parameters":{"type":"object"}}}]}`,
@@ -49,20 +72,7 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "content of the wrong type", body: `{"model":"m","messages":[{"role":"user","content":42}]}`, wantErr: "neither a string"},
 		{name: "tool without a name", body: `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{}}]}`, wantErr: "no function name"},
 		{name: "too large", body: `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", fakemodel.MaxRequest) + `"}]}`, wantErr: "larger than"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r, err := fakemodel.DecodeRequest(strings.NewReader(tt.body))
-			if tt.wantErr != "" {
-				require.ErrorIs(t, err, jam.ErrInvalid)
-				require.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			tt.check(t, r)
-		})
-	}
+	})
 }
 
 func FuzzDecodeRequest(f *testing.F) {

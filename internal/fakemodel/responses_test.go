@@ -136,11 +136,7 @@ func TestResponses_notStreamed(t *testing.T) {
 
 func TestDecodeResponsesRequest(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, body string
-		check      func(t *testing.T, r fakemodel.Request)
-		wantErr    string
-	}{
+	runDecodeCases(t, fakemodel.DecodeResponsesRequest, []decodeCase{
 		{name: "as codex sends it", body: responsesBody(true, "hello", execTool, ""), check: func(t *testing.T, r fakemodel.Request) {
 			require.Equal(t, fakemodel.APIResponses, r.API)
 			require.True(t, r.Stream)
@@ -194,20 +190,7 @@ func TestDecodeResponsesRequest(t *testing.T) {
 		{name: "function tool without a name", body: `{"model":"m","input":"x","tools":[{"type":"function"}]}`, wantErr: "no name"},
 		{name: "tool without a type", body: `{"model":"m","input":"x","tools":[{"name":"f"}]}`, wantErr: "no type"},
 		{name: "too large", body: `{"model":"m","input":"` + strings.Repeat("x", fakemodel.MaxRequest) + `"}`, wantErr: "larger than"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r, err := fakemodel.DecodeResponsesRequest(strings.NewReader(tt.body))
-			if tt.wantErr != "" {
-				require.ErrorIs(t, err, jam.ErrInvalid)
-				require.ErrorContains(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			tt.check(t, r)
-		})
-	}
+	})
 }
 
 func FuzzDecodeResponsesRequest(f *testing.F) {

@@ -102,6 +102,30 @@ func body(stream bool, user, tools string, extra ...string) string {
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
+// answer is what a request made in the background got.
+type answer struct {
+	text string
+	err  error
+}
+
+// postLater posts body to url from a goroutine of its own, for a reply
+// that is held: the answer comes on the channel, which the test reads
+// (so the goroutine always ends).
+func postLater(url, body string) <-chan answer {
+	got := make(chan answer, 1)
+	go func() {
+		res, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		got <- answer{string(b), err}
+	}()
+	return got
+}
+
 func TestServer_streamsText(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, fakemodel.Reply{Text: []string{"Hel", "lo"}})
@@ -261,21 +285,7 @@ func TestServer_delayAndHold(t *testing.T) {
 	require.NoError(t, s.Start())
 	s.Push(fakemodel.Reply{Text: []string{"released"}, Hold: gate})
 
-	type answer struct {
-		text string
-		err  error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		res, err := http.Post(s.URL()+"/chat/completions", "application/json", strings.NewReader(body(true, "x", bashTool)))
-		if err != nil {
-			got <- answer{err: err}
-			return
-		}
-		b, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		got <- answer{string(b), err}
-	}()
+	got := postLater(s.URL()+"/chat/completions", body(true, "x", bashTool))
 	_, err := s.WaitRequests(t.Context(), 1, nil)
 	require.NoError(t, err)
 	select {

@@ -274,21 +274,7 @@ func TestServer_everyFormatHoldsAndCancels(t *testing.T) {
 			require.NoError(t, s.Start())
 			gate := make(chan struct{})
 			s.Push(fakemodel.Reply{Text: []string{"released"}, Hold: gate})
-			type answer struct {
-				text string
-				err  error
-			}
-			got := make(chan answer, 1)
-			go func() {
-				res, err := http.Post(s.Root()+w.path, "application/json", strings.NewReader(w.body(true, "x", true, "")))
-				if err != nil {
-					got <- answer{err: err}
-					return
-				}
-				b, err := io.ReadAll(res.Body)
-				res.Body.Close()
-				got <- answer{string(b), err}
-			}()
+			got := postLater(s.Root()+w.path, w.body(true, "x", true, ""))
 			_, err := s.WaitRequests(t.Context(), 1, nil)
 			require.NoError(t, err)
 			select {
