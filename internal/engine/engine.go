@@ -293,10 +293,11 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // Recovered is closed once the messages queued before Start have been
-// redelivered (claimed and delivered, or handed to a retry).
+// redelivered (claimed and delivered, or their claims given up).
 func (e *Engine) Recovered() <-chan struct{} { return e.recovered }
 
-// Stop ends every lane and retry and waits for them. Safe twice and before
+// Stop ends every lane (and the claim retries it runs) and waits for
+// them. Safe twice and before
 // Start.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
@@ -306,7 +307,8 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return nil
 	}
 	cancel(jam.ErrStopping)
-	// Every lane and retry does its I/O under e.ctx, so they end promptly.
+	// Every lane does its I/O and retry backoff under e.ctx, so they end
+	// promptly.
 	e.wg.Wait()
 	e.act.close()
 	return nil
