@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,16 +75,99 @@ func subcommand(args []string) string {
 
 // Run runs git with args in dir (as git -C dir) and returns its standard
 // output with surrounding white space trimmed. A failure is an [*Error].
+// git finds the repository from dir as it always does, so dir must be one
+// jam trusts (a repository the person named); a session's worktree goes
+// through [Status], [CommitAll] and [WorktreeRemove], which pin it.
 func Run(ctx context.Context, dir string, args ...string) (string, error) {
-	out, err := run(ctx, program, dir, args...)
+	out, err := run(ctx, program, at(dir), args...)
 	return strings.TrimSpace(out), err
 }
 
-// run is Run with the executable named (so tests can name one that does
-// not exist) and the output untrimmed.
-func run(ctx context.Context, bin, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-C", dir}, args...)...)
+// place is where a command runs: git -C dir, and for a session's
+// worktree the repository pinned: gitDir and workTree are passed as
+// --git-dir and --work-tree, so git reads neither the worktree's .git
+// file nor core.worktree.
+type place struct {
+	dir, gitDir, workTree string
+}
+
+// at is the place of a directory jam trusts, found by git's discovery.
+func at(dir string) place { return place{dir: dir} }
+
+// args are git's options that put it at p.
+func (p place) args() []string {
+	if p.gitDir == "" {
+		return []string{"-C", p.dir}
+	}
+	return []string{"-C", p.dir, "--git-dir=" + p.gitDir, "--work-tree=" + p.workTree}
+}
+
+// hardening is the command-line configuration every call carries. The
+// command scope beats the system, global, repository and worktree files
+// and whatever they include, so each setting that names a program is
+// switched off or emptied here: hooks (all of them: git looks for
+// /dev/null/<hook>), the file system monitor, the pager, editors, ssh,
+// askpass, credential helpers, the external diff, the alternate refs
+// command, the pack-objects hook, signing, automatic gc and maintenance
+// (which start more git processes), every transport (so a partial clone's
+// lazy fetch cannot reach a remote helper or ssh), and recursion into
+// submodules, whose configuration lives in the worktree.
+var hardening = []string{
+	"core.fsmonitor=false",
+	"core.hooksPath=/dev/null",
+	"core.pager=cat",
+	"core.editor=:",
+	"sequence.editor=:",
+	"core.sshCommand=",
+	"core.askPass=",
+	"credential.helper=",
+	"diff.external=",
+	"core.alternateRefsCommand=",
+	"uploadpack.packObjectsHook=",
+	"commit.gpgSign=false",
+	"tag.gpgSign=false",
+	"gc.auto=0",
+	"maintenance.auto=false",
+	"protocol.allow=never",
+	"submodule.recurse=false",
+	"diff.ignoreSubmodules=dirty",
+	"status.submoduleSummary=false",
+}
+
+// run is Run at a place, with the executable named (so tests can name one
+// that does not exist) and the output untrimmed. It first lists the
+// names of the effective configuration (see [drivers]) and then runs the
+// command with every driver found overridden.
+func run(ctx context.Context, bin string, p place, args ...string) (string, error) {
+	names, err := exe(ctx, bin, p, nil, "config", "--list", "--name-only", "--includes", "-z")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Args = args // reading the configuration is part of running the command
+		}
+		return "", err
+	}
+	return exe(ctx, bin, p, drivers(names), args...)
+}
+
+// exe runs one git command at p with the hardening, the environment of
+// [environ] and the configuration overrides (name and value pairs, passed
+// as GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n so a subsection's name is
+// never parsed).
+func exe(ctx context.Context, bin string, p place, overrides [][2]string, args ...string) (string, error) {
+	argv := append(p.args(), "--no-pager")
+	for _, h := range hardening {
+		argv = append(argv, "-c", h)
+	}
+	cmd := exec.CommandContext(ctx, bin, append(argv, args...)...)
 	cmd.Env = environ(os.Environ())
+	if len(overrides) > 0 {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT="+strconv.Itoa(len(overrides)))
+		for i, o := range overrides {
+			n := strconv.Itoa(i)
+			cmd.Env = append(cmd.Env, "GIT_CONFIG_KEY_"+n+"="+o[0], "GIT_CONFIG_VALUE_"+n+"="+o[1])
+		}
+	}
 	cmd.WaitDelay = waitDelay
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -94,7 +178,7 @@ func run(ctx context.Context, bin, dir string, args ...string) (string, error) {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return "", fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
 	}
-	e := &Error{Args: args, Dir: dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	e := &Error{Args: args, Dir: p.dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -107,20 +191,66 @@ func run(ctx context.Context, bin, dir string, args ...string) (string, error) {
 	return "", e
 }
 
+// driverKeys are the variables of a named driver (a subsection whose name
+// attributes give, unknown in advance) that name a program, with the
+// value that switches each off. An empty command makes git skip a filter
+// and refuse (not run) a diff driver; a filter marked required would
+// then fail, so required is turned off too.
+var driverKeys = map[string]map[string]string{
+	"filter":     {"clean": "", "smudge": "", "process": "", "required": "false"},
+	"diff":       {"command": "", "textconv": ""},
+	"merge":      {"driver": ""},
+	"credential": {"helper": ""},
+	"gpg":        {"program": ""},
+	"hook":       {"command": ""},
+}
+
+// drivers returns the overrides for the driver variables among names (git
+// config --list --name-only -z: NUL-terminated names, section and
+// variable lower-cased, subsection as written), each once.
+func drivers(names string) [][2]string {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, name := range strings.Split(names, "\x00") {
+		section, rest, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 {
+			continue // no subsection: the two-level names are in hardening
+		}
+		section, key := strings.ToLower(section), strings.ToLower(rest[i+1:])
+		value, ok := driverKeys[section][key]
+		if !ok || seen[name] {
+			continue
+		}
+		seen[name] = true
+		out = append(out, [2]string{name, value})
+	}
+	return out
+}
+
 // isolated are the variables that would point git at another repository,
-// index or object store than the directory it is given.
+// index, object store or configuration than the ones it is given, or name
+// a program for it to run.
 var isolated = []string{
 	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
 	"GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_PREFIX",
-	"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+	"GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_SYSTEM",
+	"GIT_CONFIG_NOSYSTEM", "GIT_ATTR_NOSYSTEM", "GIT_ATTR_SOURCE", "GIT_REPLACE_REF_BASE",
+	"GIT_NO_REPLACE_OBJECTS", "GIT_SHALLOW_FILE", "GIT_QUARANTINE_PATH",
+	"GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
+	"GIT_PROXY_COMMAND", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER", "GIT_NO_LAZY_FETCH",
 	"GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "LC_ALL", "LANGUAGE",
 }
 
 // environ returns the environment git runs with: base without the
 // isolated variables, plus the settings the package doc lists.
 func environ(base []string) []string {
-	env := make([]string, 0, len(base)+4)
+	env := make([]string, 0, len(base)+len(settings))
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
 		if isIsolated(name) {
@@ -128,7 +258,14 @@ func environ(base []string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE=")
+	return append(env, settings...)
+}
+
+// settings are the variables every git call gets.
+var settings = []string{
+	"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE=",
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1",
+	"GIT_NO_LAZY_FETCH=1", "GIT_PROTOCOL_FROM_USER=0",
 }
 
 func isIsolated(name string) bool {

@@ -121,7 +121,7 @@ func TestHead(t *testing.T) {
 
 	// A detached HEAD names its commit; a branch made from it starts there.
 	write(t, dir, "README", "second\n")
-	second, err := git.CommitAll(ctx, dir, "second")
+	second, err := git.CommitAll(ctx, dir, dir, "second")
 	require.NoError(t, err)
 	require.NotEqual(t, head, second)
 	run(t, dir, "checkout", "-q", "--detach", head)
@@ -216,7 +216,7 @@ func TestStatus(t *testing.T) {
 	ctx := t.Context()
 	dir := repo(t)
 
-	changes, err := git.Status(ctx, dir)
+	changes, err := git.Status(ctx, dir, dir)
 	require.NoError(t, err)
 	require.Empty(t, changes, "clean")
 
@@ -234,7 +234,7 @@ func TestStatus(t *testing.T) {
 	write(t, dir, ".gitignore", "*.log\n")
 	write(t, dir, "debug.log", "ignored")
 
-	changes, err = git.Status(ctx, dir)
+	changes, err = git.Status(ctx, dir, dir)
 	require.NoError(t, err)
 	got := map[string]git.Change{}
 	for _, c := range changes {
@@ -252,7 +252,7 @@ func TestStatus(t *testing.T) {
 	require.Equal(t, "R  old name.txt -> new name.txt", got["new name.txt"].String())
 	require.Equal(t, "?? notes/a b.md", got["notes/a b.md"].String())
 
-	_, err = git.Status(ctx, t.TempDir())
+	_, err = git.Status(ctx, t.TempDir(), t.TempDir())
 	require.ErrorIs(t, err, jam.ErrInvalid)
 }
 
@@ -271,29 +271,34 @@ func TestCommitAll(t *testing.T) {
 
 	write(t, dir, "README", "edited\n")
 	write(t, dir, "dir with space/new file", "new\n")
-	commit, err := git.CommitAll(ctx, dir, "jam: work at archive")
+	commit, err := git.CommitAll(ctx, dir, dir, "jam: work at archive")
 	require.NoError(t, err)
 	require.Regexp(t, commitID, commit)
 	require.Equal(t, before, run(t, dir, "rev-parse", commit+"^"))
 	require.Equal(t, "jam <jam@localhost>|jam <jam@localhost>|jam: work at archive",
 		run(t, dir, "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"))
 	require.Equal(t, "new", run(t, dir, "show", commit+":dir with space/new file"))
-	changes, err := git.Status(ctx, dir)
+	changes, err := git.Status(ctx, dir, dir)
 	require.NoError(t, err)
 	require.Empty(t, changes)
 
 	// Nothing to commit is git's error, with its words.
-	_, err = git.CommitAll(ctx, dir, "empty")
+	_, err = git.CommitAll(ctx, dir, dir, "empty")
 	var e *git.Error
 	require.ErrorAs(t, err, &e)
 	require.Contains(t, e.Args, "commit")
 	require.Contains(t, err.Error(), "git commit: ")
 
-	// The person's own commits still run the hook: it is installed.
+	// The person's own commits still run the hook: it is installed. No
+	// git call of jam's runs it, not even through Run.
 	write(t, dir, "README", "again\n")
 	run(t, dir, "add", "README")
-	_, err = git.Run(ctx, dir, append(append([]string{}, person...), "-c", "commit.gpgsign=false", "commit", "-q", "-m", "x")...)
-	require.ErrorContains(t, err, "refused by hook")
+	commitArgs := append(append([]string{}, person...), "-c", "commit.gpgsign=false", "commit", "-q", "-m", "x")
+	out, err := exec.Command("git", append([]string{"-C", dir}, commitArgs...)...).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "refused by hook")
+	_, err = git.Run(ctx, dir, commitArgs...)
+	require.NoError(t, err)
 }
 
 func TestRun_cancelled(t *testing.T) {

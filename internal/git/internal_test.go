@@ -11,7 +11,7 @@ import (
 
 func TestRun_gitMissing(t *testing.T) {
 	t.Parallel()
-	_, err := run(t.Context(), "jam-no-such-git-program", t.TempDir(), "status")
+	_, err := run(t.Context(), "jam-no-such-git-program", at(t.TempDir()), "status")
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	require.ErrorIs(t, err, jam.ErrUnavailable)
@@ -25,10 +25,13 @@ func TestEnviron(t *testing.T) {
 		"PATH=/usr/bin", "HOME=/home/pat", "GIT_DIR=/elsewhere/.git", "GIT_WORK_TREE=/elsewhere",
 		"GIT_INDEX_FILE=/tmp/index", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.bare", "GIT_CONFIG_VALUE_0=true",
 		"LC_ALL=de_DE.UTF-8", "LANG=de_DE.UTF-8", "GIT_TERMINAL_PROMPT=1", "GIT_AUTHOR_NAME=pat", "GITX=1",
+		"GIT_SSH_COMMAND=touch /tmp/x", "GIT_ASKPASS=x", "SSH_ASKPASS=x", "GIT_EXTERNAL_DIFF=x", "GIT_PAGER=x", "GIT_EDITOR=x",
+		"GIT_CONFIG_NOSYSTEM=0", "GIT_ATTR_SOURCE=HEAD", "GIT_ALLOW_PROTOCOL=ext",
 	})
 	require.Equal(t, []string{
 		"PATH=/usr/bin", "HOME=/home/pat", "LANG=de_DE.UTF-8", "GIT_AUTHOR_NAME=pat", "GITX=1",
 		"GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "LANGUAGE=",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1", "GIT_NO_LAZY_FETCH=1", "GIT_PROTOCOL_FROM_USER=0",
 	}, got)
 }
 
@@ -85,6 +88,6 @@ func TestRun_deadline(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 0)
 	defer cancel()
-	_, err := run(ctx, program, t.TempDir(), "status")
+	_, err := run(ctx, program, at(t.TempDir()), "status")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }

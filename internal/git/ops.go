@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -77,16 +78,36 @@ func WorktreeAdd(ctx context.Context, repo, path, branch string) error {
 	return err
 }
 
-// WorktreeRemove removes the linked worktree at path and its directory.
-// Without force, git refuses a worktree with changes (jam.ErrConflict);
-// with force the changes are lost.
+// WorktreeRemove removes the linked worktree of repo at path: its
+// directory and the repository's record of it (as git worktree remove
+// does, but without asking git to validate the worktree's .git file,
+// which its user may have rewritten). Without force it refuses a
+// worktree with changes (jam.ErrConflict); with force the changes are
+// lost. A path that is no linked worktree of repo fails with
+// jam.ErrNotFound, the repository's own working tree with jam.ErrInvalid.
 func WorktreeRemove(ctx context.Context, repo, path string, force bool) error {
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
+	p, err := pin(ctx, repo, path)
+	if err != nil {
+		return err
 	}
-	_, err := Run(ctx, repo, append(args, "--", path)...)
-	return err
+	if p.main {
+		return failure([]string{"worktree", "remove"}, repo, jam.ErrInvalid, "'"+path+"' is the main working tree of the repository; jam removes only linked worktrees")
+	}
+	if !force {
+		changes, err := status(ctx, p.place)
+		if err != nil {
+			return err
+		}
+		if len(changes) > 0 {
+			return failure([]string{"worktree", "remove"}, repo, jam.ErrConflict, "'"+path+"' contains modified or untracked files, use --force to delete it")
+		}
+	}
+	// os.RemoveAll does not follow symbolic links, so a link the
+	// worktree's user planted is removed, not its target.
+	if err := os.RemoveAll(p.workTree); err != nil {
+		return err
+	}
+	return os.RemoveAll(p.gitDir)
 }
 
 // WorktreePrune forgets the worktrees whose directories are gone.
@@ -116,12 +137,22 @@ func (c Change) String() string {
 	return c.XY + " " + c.Path
 }
 
-// Status lists the uncommitted changes of the working tree at dir,
-// untracked files one by one (not their directories), ignored files not
-// at all. None means the tree is clean.
-func Status(ctx context.Context, dir string) ([]Change, error) {
+// Status lists the uncommitted changes of the worktree of repo at path
+// (a linked worktree, or the repository's own working tree), untracked
+// files one by one (not their directories), ignored files not at all,
+// submodules by their commits only. None means the tree is clean. The
+// worktree is pinned: see [pin].
+func Status(ctx context.Context, repo, path string) ([]Change, error) {
+	p, err := pin(ctx, repo, path)
+	if err != nil {
+		return nil, err
+	}
+	return status(ctx, p.place)
+}
+
+func status(ctx context.Context, p place) ([]Change, error) {
 	// Not Run: trimming would eat a path's leading or trailing blanks.
-	out, err := run(ctx, program, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	out, err := run(ctx, program, p, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
 	if err != nil {
 		return nil, err
 	}
@@ -162,18 +193,24 @@ func ParseStatus(out string) ([]Change, error) {
 // identity, and keeps the person's signing setup out of them.
 var identity = []string{"-c", "user.name=jam", "-c", "user.email=jam@localhost", "-c", "commit.gpgsign=false"}
 
-// CommitAll stages every change in the working tree at dir (git add
+// CommitAll stages every change in the worktree of repo at path (git add
 // --all: new, changed and deleted files; ignored files stay out) and
-// commits them with message, as jam, without running commit hooks. It
-// returns the new commit id. With nothing to commit it fails (git's own
-// message, no sentinel); callers check Status first.
-func CommitAll(ctx context.Context, dir, message string) (string, error) {
-	if _, err := Run(ctx, dir, "add", "--all"); err != nil {
+// commits them with message, as jam, without running hooks. It returns
+// the new commit id. With nothing to commit it fails (git's own message,
+// no sentinel); callers check Status first. The worktree is pinned: see
+// [pin].
+func CommitAll(ctx context.Context, repo, path, message string) (string, error) {
+	p, err := pin(ctx, repo, path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := run(ctx, program, p.place, "add", "--all"); err != nil {
 		return "", err
 	}
 	args := append(append([]string{}, identity...), "commit", "--no-verify", "--quiet", "-m", message)
-	if _, err := Run(ctx, dir, args...); err != nil {
+	if _, err := run(ctx, program, p.place, args...); err != nil {
 		return "", err
 	}
-	return Head(ctx, dir)
+	out, err := run(ctx, program, p.place, "rev-parse", "--verify", "HEAD^{commit}")
+	return strings.TrimSpace(out), err
 }

@@ -61,7 +61,7 @@ func Changes(ctx context.Context, w store.Worktree) ([]string, error) {
 		}
 		return out, nil
 	}
-	changes, err := gitcli.Status(ctx, w.Path)
+	changes, err := gitcli.Status(ctx, w.Repo, w.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func archiveWorktree(ctx context.Context, w store.Worktree) error {
 		return err
 	}
 	if len(changes) > 0 {
-		if _, err := gitcli.CommitAll(ctx, w.Path, "jam: uncommitted work of session "+string(w.SessionID)+" at archive"); err != nil {
+		if _, err := gitcli.CommitAll(ctx, w.Repo, w.Path, "jam: uncommitted work of session "+string(w.SessionID)+" at archive"); err != nil {
 			return err
 		}
 	}

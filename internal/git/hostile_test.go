@@ -1,0 +1,84 @@
+package git_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/git"
+	"github.com/jamhq/jam/internal/git/gittest"
+)
+
+// TestHostile_nothingPlantedRuns plants every program git can be made to
+// run, in the repository's config (and files it includes), its hooks,
+// the attributes on the branch, and a worktree whose .git file an agent
+// rewrote to a gitdir of its own; then runs every operation jam runs on a
+// session's worktree: check out, status, commit everything, remove,
+// check out again, delete the branch. Nothing planted runs, and status
+// and the commit see the real worktree and branch, not the agent's
+// gitdir or its core.worktree.
+func TestHostile_nothingPlantedRuns(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := repo(t)
+	markers := t.TempDir()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("planted programs that ran: %v", gittest.Fired(t, markers))
+		}
+	})
+	gittest.PlantRepo(t, dir, markers)
+	wt := filepath.Join(t.TempDir(), "session")
+
+	require.NoError(t, git.WorktreeAddBranch(ctx, dir, wt, "jam/s"))
+	require.FileExists(t, filepath.Join(wt, "a.txt"))
+	gittest.PlantWorktree(t, wt, markers)
+
+	changes, err := git.Status(ctx, dir, wt)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, c := range changes {
+		got[c.Path] = c.XY
+	}
+	for _, f := range append([]string{".gitattributes"}, gittest.Files...) {
+		require.Equal(t, " M", got[f], "%s is the branch's file, changed: %v", f, changes)
+	}
+	require.Equal(t, "??", got["new.txt"])
+	require.NotContains(t, got, "decoy.txt", "core.worktree of the agent's gitdir redirects nothing")
+
+	commit, err := git.CommitAll(ctx, dir, wt, "jam: archive")
+	require.NoError(t, err)
+	require.Equal(t, commit, run(t, dir, "rev-parse", "refs/heads/jam/s"), "the commit is on the session's branch")
+	require.Equal(t, "changed a.txt", run(t, dir, "show", commit+":a.txt"), "committed as written: no clean filter")
+
+	require.NoError(t, git.WorktreeRemove(ctx, dir, wt, true))
+	require.NoDirExists(t, wt)
+	require.NoError(t, git.WorktreePrune(ctx, dir))
+	require.NoError(t, git.WorktreeAdd(ctx, dir, wt, "jam/s"))
+	require.FileExists(t, filepath.Join(wt, ".evil", "config"), "the agent's files came back, but")
+	changes, err = git.Status(ctx, dir, wt)
+	require.NoError(t, err)
+	require.Empty(t, changes, "checked out as committed: no smudge filter")
+	require.NoError(t, git.WorktreeRemove(ctx, dir, wt, false))
+	exists, err := git.BranchExists(ctx, dir, "jam/s")
+	require.NoError(t, err)
+	require.True(t, exists)
+	require.NoError(t, git.BranchDelete(ctx, dir, "jam/s"))
+	_, err = git.Head(ctx, dir)
+	require.NoError(t, err)
+
+	// Diffs jam does not make today would not run drivers either: an
+	// override to empty makes git refuse, not run.
+	write(t, dir, "a.txt", "edited\n")
+	_, _ = git.Run(ctx, dir, "diff", "HEAD")
+	_, _ = git.Run(ctx, dir, "log", "-p", "-1")
+
+	require.Empty(t, gittest.Fired(t, markers), "a planted program ran as jam")
+
+	// The planting is live: the person's own git runs it (and fails on
+	// the planted process filter).
+	out, _ := exec.Command("git", "-C", dir, "status").CombinedOutput()
+	require.NotEmpty(t, gittest.Fired(t, markers), "plain git status runs the planted programs: %s", out)
+}
