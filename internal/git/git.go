@@ -217,7 +217,7 @@ func drivers(names string) [][2]string {
 			continue
 		}
 		i := strings.LastIndexByte(rest, '.')
-		if i <= 0 {
+		if i < 0 {
 			continue // no subsection: the two-level names are in hardening
 		}
 		section, key := strings.ToLower(section), strings.ToLower(rest[i+1:])

@@ -1,6 +1,7 @@
 package git_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/git/gittest"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // TestHostile_nothingPlantedRuns plants every program git can be made to
@@ -81,4 +83,71 @@ func TestHostile_nothingPlantedRuns(t *testing.T) {
 	// the planted process filter).
 	out, _ := exec.Command("git", "-C", dir, "status").CombinedOutput()
 	require.NotEmpty(t, gittest.Fired(t, markers), "plain git status runs the planted programs: %s", out)
+}
+
+// TestPin: a worktree is found from the repository's records, whatever
+// its own .git file says; a path that is no worktree of the repository is
+// jam.ErrNotFound, and the repository's own working tree is not removed.
+func TestPin(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := repo(t)
+	other := repo(t)
+	root := t.TempDir()
+	wt := filepath.Join(root, "session")
+	require.NoError(t, git.WorktreeAddBranch(ctx, dir, wt, "jam/s"))
+	write(t, wt, "NOTES.md", "x\n")
+
+	// The .git file points at another repository's worktree: status still
+	// reads this one.
+	otherWT := filepath.Join(t.TempDir(), "other")
+	require.NoError(t, git.WorktreeAddBranch(ctx, other, otherWT, "jam/o"))
+	b, err := os.ReadFile(filepath.Join(otherWT, ".git"))
+	require.NoError(t, err)
+	write(t, wt, ".git", string(b))
+	changes, err := git.Status(ctx, dir, wt)
+	require.NoError(t, err)
+	require.Equal(t, []git.Change{{XY: "??", Path: "NOTES.md"}}, changes)
+
+	// Through a symbolic link to it, and with the record written relative
+	// (as git worktree add --relative-paths does).
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(wt, link))
+	changes, err = git.Status(ctx, dir, link)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	common := run(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	record := filepath.Join(common, "worktrees", "session", "gitdir")
+	realWT, err := filepath.EvalSymlinks(wt)
+	require.NoError(t, err)
+	rel, err := filepath.Rel(filepath.Dir(record), filepath.Join(realWT, ".git"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(record, []byte(rel+"\n"), 0o644))
+	changes, err = git.Status(ctx, dir, wt)
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+
+	// Not a worktree of this repository (another's, a plain directory,
+	// nothing), and the repository's own working tree.
+	for _, path := range []string{otherWT, t.TempDir(), filepath.Join(root, "gone")} {
+		_, err = git.Status(ctx, dir, path)
+		gitError(t, err, jam.ErrNotFound, "is not a working tree")
+		err = git.WorktreeRemove(ctx, dir, path, true)
+		gitError(t, err, jam.ErrNotFound, "is not a working tree")
+	}
+	require.DirExists(t, otherWT)
+	_, err = git.Status(ctx, t.TempDir(), wt)
+	gitError(t, err, jam.ErrInvalid, "not a git repository")
+	err = git.WorktreeRemove(ctx, dir, dir, true)
+	gitError(t, err, jam.ErrInvalid, "main working tree")
+	require.FileExists(t, filepath.Join(dir, "README"))
+
+	// Removed: the directory and the record, the branch kept.
+	require.NoError(t, git.WorktreeRemove(ctx, dir, wt, true))
+	require.NoDirExists(t, wt)
+	require.NoDirExists(t, filepath.Dir(record))
+	require.NotContains(t, run(t, dir, "worktree", "list", "--porcelain"), "session")
+	exists, err := git.BranchExists(ctx, dir, "jam/s")
+	require.NoError(t, err)
+	require.True(t, exists)
 }

@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,61 @@ func TestRun_deadline(t *testing.T) {
 	defer cancel()
 	_, err := run(ctx, program, at(t.TempDir()), "status")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDrivers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, names string
+		want        [][2]string
+	}{
+		{"none", "", nil},
+		{"no drivers", "core.bare\x00user.name\x00core.fsmonitor\x00diff.external\x00credential.helper\x00", nil},
+		{"filter", "filter.lfs.clean\x00filter.lfs.smudge\x00filter.lfs.process\x00filter.lfs.required\x00",
+			[][2]string{{"filter.lfs.clean", ""}, {"filter.lfs.smudge", ""}, {"filter.lfs.process", ""}, {"filter.lfs.required", "false"}}},
+		{"subsection with dots, equals, quotes and blanks", "filter.a.b=c \"d\\.clean\x00",
+			[][2]string{{"filter.a.b=c \"d\\.clean", ""}}},
+		{"subsection case kept", "diff.Evil.textconv\x00diff.Evil.command\x00diff.evil.cachetextconv\x00",
+			[][2]string{{"diff.Evil.textconv", ""}, {"diff.Evil.command", ""}}},
+		{"merge, credential, gpg, hook", "merge.m.driver\x00merge.m.name\x00credential.https://x.example.helper\x00credential.https://x.example.username\x00gpg.ssh.program\x00hook.h.command\x00hook.h.event\x00",
+			[][2]string{{"merge.m.driver", ""}, {"credential.https://x.example.helper", ""}, {"gpg.ssh.program", ""}, {"hook.h.command", ""}}},
+		{"repeated once", "filter.x.clean\x00filter.x.clean\x00", [][2]string{{"filter.x.clean", ""}}},
+		{"upper-case section and variable", "FILTER.x.CLEAN\x00", [][2]string{{"FILTER.x.CLEAN", ""}}},
+		{"other sections with subsections", "remote.origin.url\x00branch.main.remote\x00includeif.gitdir:/x.path\x00", nil},
+		{"no terminator", "filter.x.smudge", [][2]string{{"filter.x.smudge", ""}}},
+		{"empty subsection", "filter..clean\x00", [][2]string{{"filter..clean", ""}}},
+		{"malformed", "filter\x00filter.\x00.clean\x00\x00filter.clean\x00", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, drivers(tc.names))
+		})
+	}
+}
+
+// FuzzDrivers: every override names a variable of the input, once, with
+// a section and variable of driverKeys and a subsection.
+func FuzzDrivers(f *testing.F) {
+	for _, s := range []string{"", "filter.lfs.clean\x00filter.lfs.required\x00", "diff.a.b.textconv\x00core.bare", "merge..driver\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, names string) {
+		in := map[string]bool{}
+		for _, n := range strings.Split(names, "\x00") {
+			in[n] = true
+		}
+		seen := map[string]bool{}
+		for _, o := range drivers(names) {
+			require.True(t, in[o[0]], "%q is not among the names", o[0])
+			require.False(t, seen[o[0]], "%q twice", o[0])
+			seen[o[0]] = true
+			section, rest, ok := strings.Cut(o[0], ".")
+			require.True(t, ok)
+			i := strings.LastIndexByte(rest, '.')
+			require.GreaterOrEqual(t, i, 0, "a subsection, maybe empty")
+			want, ok := driverKeys[strings.ToLower(section)][strings.ToLower(rest[i+1:])]
+			require.True(t, ok)
+			require.Equal(t, want, o[1])
+		}
+	})
 }

@@ -7,7 +7,8 @@
 // refs command, configuration brought in by include.path and includeIf,
 // and a worktree .git file rewritten to point at a gitdir of the
 // worktree's own making (with core.worktree aimed at a decoy directory).
-// Each planted program creates a file named after itself in a marker
+// Filters with names git's -c option cannot carry (one holding "=", one
+// empty) are among them. Each planted program creates a file named after itself in a marker
 // directory outside the worktree, so a test can show that nothing ran.
 //
 // It exists for tests of jam's git calls, in this package and in the
@@ -37,13 +38,15 @@ var Hooks = []string{
 
 // Files are the tracked files PlantRepo commits and PlantWorktree
 // changes: one per filter driver the attributes name.
-var Files = []string{"a.txt", "b.dat", "c.inc", "d.cond"}
+var Files = []string{"a.txt", "b.dat", "c.inc", "d.cond", "e.eq", "f.none"}
 
 // attributes names every planted driver; the worktree's copy is the same.
 const attributes = "*.txt filter=evil diff=evil merge=evil\n" +
 	"*.dat filter=proc diff=evil\n" +
 	"*.inc filter=inc diff=inc\n" +
-	"*.cond filter=cond\n"
+	"*.cond filter=cond\n" +
+	"*.eq filter=e=vil\n" +
+	"*.none filter=\n"
 
 // mark is a shell command that creates marker name in dir.
 func mark(dir, name string) string {
@@ -96,6 +99,12 @@ func programs(markers, scope string) string {
 		"[diff \"evil\"]\n" +
 		"\ttextconv = \"" + m("textconv") + "; cat\"\n" +
 		"\tcommand = \"" + m("diff-command") + "; true\"\n" +
+		"[filter \"e=vil\"]\n" +
+		"\tclean = \"" + m("filter-eq-clean") + "; cat\"\n" +
+		"\tsmudge = \"" + m("filter-eq-smudge") + "; cat\"\n" +
+		"[filter \"\"]\n" +
+		"\tclean = \"" + m("filter-unnamed-clean") + "; cat\"\n" +
+		"\tsmudge = \"" + m("filter-unnamed-smudge") + "; cat\"\n" +
 		"[merge \"evil\"]\n\tdriver = \"" + m("merge-driver") + "; true\"\n" +
 		"[uploadpack]\n\tpackObjectsHook = \"" + m("packobjects") + "\"\n"
 }
