@@ -27,6 +27,10 @@
 // a rewritten .git file and core.worktree. WorktreeRemove deletes the
 // directory and that entry itself (os.RemoveAll does not follow links)
 // instead of asking git worktree remove, which trusts the .git file.
+// [WorktreeAdd] and [WorktreeAddBranch] add the worktree unchecked-out and
+// then check it out pinned, because the configuration seen from a linked
+// worktree (an includeIf on its git directory or its branch) differs
+// from the repository's, and it is the worktree's that the checkout uses.
 //
 // Command-line configuration. Every call carries -c settings (the command
 // scope, which beats every file) that switch off each variable naming a

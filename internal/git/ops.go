@@ -66,15 +66,41 @@ func BranchDelete(ctx context.Context, dir, branch string) error {
 // repository without commits fails with jam.ErrNotFound; an existing
 // branch or a path that exists and is not empty, with jam.ErrAlreadyExists.
 func WorktreeAddBranch(ctx context.Context, repo, path, branch string) error {
-	_, err := Run(ctx, repo, "worktree", "add", "--quiet", "-b", branch, "--", path)
-	return err
+	return worktreeAdd(ctx, repo, path, branch, "-b", branch, "--", path)
 }
 
 // WorktreeAdd checks out an existing branch as a new linked worktree at
 // path. A branch that does not exist fails with jam.ErrNotFound, and one
 // checked out in another worktree with jam.ErrConflict.
 func WorktreeAdd(ctx context.Context, repo, path, branch string) error {
-	_, err := Run(ctx, repo, "worktree", "add", "--quiet", "--", path, branch)
+	return worktreeAdd(ctx, repo, path, "", "--", path, branch)
+}
+
+// worktreeAdd adds the worktree without checking it out, then checks it
+// out pinned: the configuration seen from the new worktree (an includeIf
+// on its git directory or its branch) is not the repository's, so its
+// drivers are listed from there. A checkout that fails takes the
+// worktree away again, and newBranch when it names the branch just made,
+// so that none is left half made.
+func worktreeAdd(ctx context.Context, repo, path, newBranch string, args ...string) error {
+	if _, err := Run(ctx, repo, append([]string{"worktree", "add", "--quiet", "--no-checkout"}, args...)...); err != nil {
+		return err
+	}
+	p, err := pin(ctx, repo, path)
+	if err == nil {
+		_, err = run(ctx, program, p.place, "reset", "--hard", "--quiet", "--no-recurse-submodules")
+	}
+	if err != nil {
+		ctx := context.WithoutCancel(ctx)
+		if rmErr := WorktreeRemove(ctx, repo, path, true); rmErr != nil {
+			return errors.Join(err, rmErr)
+		}
+		if newBranch != "" {
+			if rmErr := BranchDelete(ctx, repo, newBranch); rmErr != nil {
+				return errors.Join(err, rmErr)
+			}
+		}
+	}
 	return err
 }
 

@@ -38,7 +38,7 @@ var Hooks = []string{
 
 // Files are the tracked files PlantRepo commits and PlantWorktree
 // changes: one per filter driver the attributes name.
-var Files = []string{"a.txt", "b.dat", "c.inc", "d.cond", "e.eq", "f.none"}
+var Files = []string{"a.txt", "b.dat", "c.inc", "d.cond", "e.eq", "f.none", "g.wt"}
 
 // attributes names every planted driver; the worktree's copy is the same.
 const attributes = "*.txt filter=evil diff=evil merge=evil\n" +
@@ -46,7 +46,8 @@ const attributes = "*.txt filter=evil diff=evil merge=evil\n" +
 	"*.inc filter=inc diff=inc\n" +
 	"*.cond filter=cond\n" +
 	"*.eq filter=e=vil\n" +
-	"*.none filter=\n"
+	"*.none filter=\n" +
+	"*.wt filter=wt\n"
 
 // mark is a shell command that creates marker name in dir.
 func mark(dir, name string) string {
@@ -112,8 +113,9 @@ func programs(markers, scope string) string {
 // PlantRepo commits the attributes and one file per driver on the
 // repository's current branch (with the person's plain git, before
 // anything is planted), then plants hooks in .git/hooks and every program
-// in .git/config, in a file it includes (include.path) and in one included
-// conditionally (includeIf "gitdir:"). A worktree made from the branch
+// in .git/config, in a file it includes (include.path) and in files
+// included conditionally (includeIf "gitdir:" and "onbranch:"), one of
+// them only for linked worktrees and jam's branches. A worktree made from the branch
 // afterwards checks the attributes out.
 func PlantRepo(t testing.TB, repo, markers string) {
 	t.Helper()
@@ -133,12 +135,19 @@ func PlantRepo(t testing.TB, repo, markers string) {
 	conditional := filepath.Join(gitDir, "jam-conditional.cfg")
 	require.NoError(t, os.WriteFile(conditional, []byte(programs(markers, "conditional")+
 		"[filter \"cond\"]\n\tclean = \""+mark(markers, "conditional-filter-cond-clean")+"; cat\"\n\tsmudge = \""+mark(markers, "conditional-filter-cond-smudge")+"; cat\"\n"), 0o644))
+	// Seen only from a linked worktree's git directory or its branch, not
+	// from the repository's.
+	linked := filepath.Join(gitDir, "jam-linked.cfg")
+	require.NoError(t, os.WriteFile(linked, []byte(programs(markers, "linked")+
+		"[filter \"wt\"]\n\tclean = \""+mark(markers, "linked-filter-wt-clean")+"; cat\"\n\tsmudge = \""+mark(markers, "linked-filter-wt-smudge")+"; cat\"\n"), 0o644))
 	cfg, err := os.OpenFile(filepath.Join(gitDir, "config"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = cfg.WriteString(programs(markers, "repo") +
 		"[include]\n\tpath = " + included + "\n" +
 		"[includeIf \"gitdir:" + gitDir + "/**\"]\n\tpath = " + conditional + "\n" +
-		"[includeIf \"onbranch:**\"]\n\tpath = " + conditional + "\n")
+		"[includeIf \"onbranch:**\"]\n\tpath = " + conditional + "\n" +
+		"[includeIf \"gitdir:" + gitDir + "/worktrees/**\"]\n\tpath = " + linked + "\n" +
+		"[includeIf \"onbranch:jam/**\"]\n\tpath = " + linked + "\n")
 	require.NoError(t, err)
 	require.NoError(t, cfg.Close())
 }
