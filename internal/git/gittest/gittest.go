@@ -6,7 +6,9 @@
 // command, credential helpers, askpass, the gpg program, the alternate
 // refs command, configuration brought in by include.path and includeIf,
 // and a worktree .git file rewritten to point at a gitdir of the
-// worktree's own making (with core.worktree aimed at a decoy directory).
+// worktree's own making (with core.worktree aimed at a decoy directory),
+// and a submodule of the worktree's making whose own config names its own
+// filter (.gitmodules asks for ignore = none, so git looks inside it).
 // Filters with names git's -c option cannot carry (one holding "=", one
 // empty) are among them. Each planted program creates a file named after itself in a marker
 // directory outside the worktree, so a test can show that nothing ran.
@@ -123,7 +125,9 @@ func PlantRepo(t testing.TB, repo, markers string) {
 	for _, f := range Files {
 		write(t, repo, f, "committed "+f+"\n")
 	}
+	write(t, repo, ".gitmodules", "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n\tignore = none\n")
 	git(t, repo, "add", "--all")
+	git(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+strings.Repeat("1", 40)+",sub")
 	git(t, repo, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "attributes")
 
 	gitDir := git(t, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
@@ -154,7 +158,8 @@ func PlantRepo(t testing.TB, repo, markers string) {
 
 // PlantWorktree does what an agent that can write its worktree can:
 // changes every tracked file (so filters have work), writes the
-// attributes again, and rewrites the worktree's .git file to point at a
+// attributes again, makes a submodule repository at sub (the gitlink PlantRepo
+// committed) with programs, a filter and hooks of its own, and rewrites the worktree's .git file to point at a
 // gitdir of its own, .evil, whose config names every program (and aims
 // core.worktree at a decoy directory) and whose hooks directory holds
 // every hook. It returns the decoy directory.
@@ -165,6 +170,25 @@ func PlantWorktree(t testing.TB, wt, markers string) string {
 	}
 	write(t, wt, ".gitattributes", attributes+"* filter=evil\n")
 	write(t, wt, "new.txt", "untracked\n")
+
+	// A submodule of the agent's making, with a filter of its own (a
+	// name the superproject's configuration does not have) and a file
+	// the filter would clean.
+	sub := filepath.Join(wt, "sub")
+	git(t, wt, "init", "-q", "sub")
+	write(t, sub, "s.txt", "sub\n")
+	write(t, sub, ".gitattributes", "* filter=subf\n")
+	git(t, sub, "add", "--all")
+	git(t, sub, "-c", "user.name=pat", "-c", "user.email=pat@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", "sub")
+	subCfg, err := os.OpenFile(filepath.Join(sub, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = subCfg.WriteString(programs(markers, "submodule") +
+		"[filter \"subf\"]\n\tclean = \"" + mark(markers, "submodule-filter-clean") + "; cat\"\n\tsmudge = \"" + mark(markers, "submodule-filter-smudge") + "; cat\"\n")
+	require.NoError(t, err)
+	require.NoError(t, subCfg.Close())
+	hooks(t, filepath.Join(sub, ".git", "hooks"), markers, "submodule-hook-")
+	write(t, sub, "s.txt", "sub changed\n")
+	write(t, sub, "untracked.txt", "x\n")
 
 	evil := filepath.Join(wt, ".evil")
 	decoy := filepath.Join(filepath.Dir(markers), filepath.Base(markers)+"-decoy")
