@@ -109,6 +109,12 @@ func TestPin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []git.Change{{XY: "??", Path: "NOTES.md"}}, changes)
 
+	// Without a .git file at all (git's discovery would go on upwards).
+	require.NoError(t, os.Remove(filepath.Join(wt, ".git")))
+	changes, err = git.Status(ctx, dir, wt)
+	require.NoError(t, err)
+	require.Equal(t, []git.Change{{XY: "??", Path: "NOTES.md"}}, changes)
+
 	// Through a symbolic link to it, and with the record written relative
 	// (as git worktree add --relative-paths does).
 	link := filepath.Join(t.TempDir(), "link")
