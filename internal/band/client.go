@@ -94,7 +94,7 @@ type Client struct {
 func NewClient(h *HTTP, baseURL string, cred Credential) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("band url %q: want http(s)://host", baseURL)
+		return nil, fmt.Errorf("band url %q: want http(s)://host", safeURL(baseURL))
 	}
 	return &Client{http: h, base: u, cred: cred}, nil
 }
@@ -135,7 +135,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, path, redactURL(err))
 	}
 	key, err := c.cred.Key(ctx)
 	if err != nil {

@@ -19,6 +19,14 @@
 // join_ref matches the channel's join or is null. A supersede push is
 // terminal.
 //
+// Credentials. A key or token travels only in a request header (X-API-Key,
+// or Authorization: Bearer), on REST and on the WebSocket handshake alike,
+// never in a URL; neither REST nor the handshake follows a redirect, which
+// would carry the header to whatever host it names. Every error that quotes
+// a URL (net/http's [*url.Error], the socket's dial failures, a bad base
+// URL) has the URL's query, fragment and userinfo cut before it is
+// returned, so what reaches a log or an event names no secret.
+//
 // [AgentFeed] drives an agent's socket: it joins the agent's own channels,
 // lists the agent's rooms over REST (bounded by 20 s), joins every room,
 // replays each room's unprocessed messages over REST, and only then reports

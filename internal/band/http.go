@@ -156,7 +156,10 @@ func isTransport(err error) bool {
 	return errors.As(err, &te)
 }
 
+// wrapTransport names the request of a network failure. The URL that
+// net/http quotes in it loses its query and userinfo (see redactURL).
 func wrapTransport(method, path string, err error) error {
+	err = redactURL(err)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -107,7 +107,7 @@ func (c SocketConfig) validate() error {
 func SocketURL(baseURL string) (string, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("band url %q: want http(s)://host", baseURL)
+		return "", fmt.Errorf("band url %q: want http(s)://host", safeURL(baseURL))
 	}
 	switch u.Scheme {
 	case "http":
@@ -115,7 +115,7 @@ func SocketURL(baseURL string) (string, error) {
 	case "https":
 		u.Scheme = "wss"
 	default:
-		return "", fmt.Errorf("band url %q: want http(s)://host", baseURL)
+		return "", fmt.Errorf("band url %q: want http(s)://host", safeURL(baseURL))
 	}
 	u.Path += protocol.SocketPath
 	return u.String(), nil
@@ -220,7 +220,10 @@ func (s *Socket) backoff(failures int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(s.cfg.Jitter)+1))
 }
 
-// dial opens one WebSocket with a fresh credential.
+// dial opens one WebSocket with a fresh credential. The credential goes
+// in a header only, never in the URL, which errors quote and proxies log:
+// an API key as X-Api-Key (Band reads it on the handshake), a token as
+// Authorization: Bearer. The URL carries only vsn and agent_id.
 func (s *Socket) dial(ctx context.Context) (*websocket.Conn, error) {
 	key, err := s.cfg.Credential.Key(ctx)
 	if err != nil {
@@ -230,18 +233,18 @@ func (s *Socket) dial(ctx context.Context) (*websocket.Conn, error) {
 	q := url.Values{"vsn": {"2.0.0"}}
 	h := http.Header{}
 	if s.cfg.Credential.Bearer() {
-		q.Set("token", key)
+		h.Set("Authorization", "Bearer "+key)
 	} else {
-		q.Set("api_key", key)
-		h.Set("x-api-key", key)
+		h.Set("X-Api-Key", key)
 	}
 	if s.cfg.AgentID != "" {
 		q.Set("agent_id", s.cfg.AgentID)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	conn, resp, err := websocket.Dial(dctx, base+"?"+q.Encode(), &websocket.DialOptions{HTTPHeader: h})
+	conn, resp, err := websocket.Dial(dctx, base+"?"+q.Encode(), &websocket.DialOptions{HTTPClient: dialClient, HTTPHeader: h})
 	if err != nil {
+		err = redactURL(err)
 		if resp != nil {
 			return nil, fmt.Errorf("dial: %w (HTTP %d)", err, resp.StatusCode)
 		}
@@ -250,6 +253,12 @@ func (s *Socket) dial(ctx context.Context) (*websocket.Conn, error) {
 	conn.SetReadLimit(phoenix.MaxFrameBytes)
 	return conn, nil
 }
+
+// dialClient makes the WebSocket handshakes. It refuses redirects, as the
+// REST client does: Go forwards a custom header such as X-Api-Key to
+// whatever host a redirect names. It shares http.DefaultTransport, whose
+// idle connections the daemon closes before its embedded hub stops.
+var dialClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // session runs one connection to its end.
 func (s *Socket) session(ctx context.Context, h Handler) error {

@@ -216,7 +216,7 @@ func TestSocket_joinPushesAndRefs(t *testing.T) {
 
 	fc := fp.accept(t)
 	require.Equal(t, "2.0.0", fc.query.Get("vsn"))
-	require.Equal(t, "band_a_key", fc.query.Get("api_key"))
+	require.Equal(t, url.Values{"vsn": {"2.0.0"}}, fc.query, "the URL carries no credential")
 	require.Equal(t, "band_a_key", fc.header.Get("X-Api-Key"))
 
 	join := fc.nextNot(t, phoenix.EventHeartbeat)
@@ -267,7 +267,7 @@ func TestSocket_unansweredHeartbeatReconnectsWithFreshCredential(t *testing.T) {
 	runSocket(t, s, rec)
 
 	first := fp.accept(t)
-	require.Equal(t, "key-a", first.query.Get("api_key"))
+	require.Equal(t, "key-a", first.header.Get("X-Api-Key"))
 	hb := first.next(t)
 	require.Equal(t, phoenix.EventHeartbeat, hb.Event)
 	require.Equal(t, phoenix.TopicPhoenix, hb.Topic)
@@ -277,7 +277,7 @@ func TestSocket_unansweredHeartbeatReconnectsWithFreshCredential(t *testing.T) {
 	require.ErrorContains(t, sc.err, "heartbeat unanswered")
 
 	second := fp.accept(t)
-	require.Equal(t, "key-b", second.query.Get("api_key"), "every connection reads the credential afresh")
+	require.Equal(t, "key-b", second.header.Get("X-Api-Key"), "every connection reads the credential afresh")
 	// Answered heartbeats keep the session up.
 	for range 3 {
 		hb := second.next(t)
