@@ -96,6 +96,9 @@ func NewClient(h *HTTP, baseURL string, cred Credential) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("band url %q: want http(s)://host", safeURL(baseURL))
 	}
+	if err := plainBase(u); err != nil {
+		return nil, err
+	}
 	return &Client{http: h, base: u, cred: cred}, nil
 }
 

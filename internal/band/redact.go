@@ -1,6 +1,7 @@
 package band
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -97,4 +98,14 @@ func safeURL(raw string) string {
 		return scheme + authority + "/" + path
 	}
 	return scheme + authority
+}
+
+// plainBase refuses a base URL with userinfo, a query or a fragment: a
+// credential goes in a header (see Credential), and what a base URL carries
+// would reach every request URL, the store and status.
+func plainBase(u *url.URL) error {
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Errorf("band url %q: want http(s)://host[/path], without credentials, query or fragment", safeURL(u.String()))
+	}
+	return nil
 }

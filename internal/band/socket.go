@@ -109,6 +109,9 @@ func SocketURL(baseURL string) (string, error) {
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("band url %q: want http(s)://host", safeURL(baseURL))
 	}
+	if err := plainBase(u); err != nil {
+		return "", err
+	}
 	switch u.Scheme {
 	case "http":
 		u.Scheme = "ws"
