@@ -3,10 +3,12 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -27,6 +29,8 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store/sqlite"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver, to read the store's tables
 )
 
 // TestKeyLeak_hubDownUnderConnectedDaemon stops Band (a standalone hub
@@ -216,6 +220,11 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 			search("data directory ("+when+") "+rel, data, exempt)
 		}
 	}
+	// The store decoded: every value of every table, so a key split over
+	// database pages (an overflow chain) is still found.
+	for table, data := range storeValues(t, filepath.Join(dataDir, datadir.StoreFile)) {
+		search("store table "+table, data, "")
+	}
 	out, err := os.ReadFile(stdout.Name())
 	require.NoError(t, err)
 	search("jamd stdout", out, "")
@@ -380,18 +389,79 @@ func storedKeys(t *testing.T, dataDir string) map[string]string {
 }
 
 // keyForms is a key as is and in the encodings a store or log could hold
-// it in.
+// it in. The base64 forms are the characters that encode the key alone at
+// each of the three alignments it can have inside a longer encoded value.
 func keyForms(k string) map[string]string {
 	b := []byte(k)
-	return map[string]string{
-		"clear":         k,
-		"base64":        base64.StdEncoding.EncodeToString(b),
-		"base64 raw":    base64.RawStdEncoding.EncodeToString(b),
-		"base64url":     base64.URLEncoding.EncodeToString(b),
-		"base64url raw": base64.RawURLEncoding.EncodeToString(b),
-		"hex":           hex.EncodeToString(b),
-		"HEX":           strings.ToUpper(hex.EncodeToString(b)),
+	forms := map[string]string{
+		"clear": k,
+		"hex":   hex.EncodeToString(b),
+		"HEX":   strings.ToUpper(hex.EncodeToString(b)),
 	}
+	for _, enc := range []struct {
+		name string
+		enc  *base64.Encoding
+	}{{"base64", base64.RawStdEncoding}, {"base64url", base64.RawURLEncoding}} {
+		for off := range 3 {
+			full := enc.enc.EncodeToString(append(make([]byte, off), b...))
+			// Characters wholly inside the key's bits: from bit 8·off to
+			// bit 8·(off+len).
+			from, to := (8*off+5)/6, (8*(off+len(b)))/6
+			forms[fmt.Sprintf("%s at +%d", enc.name, off)] = full[from:to]
+		}
+	}
+	return forms
+}
+
+// storeValues is every value of every table of the SQLite database at
+// path, concatenated per table, NUL between values.
+func storeValues(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(), `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	require.NoError(t, err)
+	var tables []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		tables = append(tables, name)
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, rows.Close())
+	require.Contains(t, tables, "events")
+	out := map[string][]byte{}
+	for _, table := range tables {
+		rows, err := db.QueryContext(t.Context(), `SELECT * FROM "`+strings.ReplaceAll(table, `"`, `""`)+`"`)
+		require.NoError(t, err)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, rows.Scan(ptrs...))
+			for _, v := range vals {
+				switch v := v.(type) {
+				case []byte:
+					buf.Write(v)
+				case string:
+					buf.WriteString(v)
+				default:
+					fmt.Fprint(&buf, v)
+				}
+				buf.WriteByte(0)
+			}
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		out[table] = buf.Bytes()
+	}
+	return out
 }
 
 // excerpt is printable context around a hit, for the failure message.
