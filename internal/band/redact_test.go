@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -124,6 +125,32 @@ func TestClient_transportErrorQuotesNoQuery(t *testing.T) {
 	require.NotContains(t, err.Error(), "band_u_rest_key")
 	require.ErrorIs(t, err, jam.ErrUnavailable, "a redacted transport failure is still retryable")
 	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+}
+
+func TestClient_timeoutStillClassifiesAfterRedaction(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := NewHTTP(HTTPConfig{})
+	defer h.CloseIdle()
+	c, err := NewClient(h, srv.URL, APIKey("k"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.ChatMessages(ctx, "r1", "cursor-secret", 10)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "engine and CLI classify on it")
+	require.ErrorIs(t, err, jam.ErrUnavailable)
+	var ue *url.Error
+	require.ErrorAs(t, err, &ue)
+	require.True(t, ue.Timeout())
+	require.NotContains(t, err.Error(), "cursor-secret")
 }
 
 func TestNewClient_badURLErrorQuotesNoUserinfo(t *testing.T) {
