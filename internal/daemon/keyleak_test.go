@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
+	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/secret"
@@ -34,13 +36,15 @@ import (
 )
 
 // TestKeyLeak_hubDownUnderConnectedDaemon stops Band (a standalone hub
-// process) under a daemon whose agent sockets are up, waits until the
+// process) under a daemon whose agent sockets are up (two attached agents
+// and an owned one at work), waits until the
 // daemon has reported a reconnect whose dial failed, and then searches
 // everything the daemon wrote for every credential it holds: the person's
 // user key (here also the hub owner's key), each agent's key and the
 // control API token. The data directory (store files, WAL and shared
 // memory, peer logs), the daemon's stdout and stderr, "jam events --json"
-// and "jam status --json" are searched for each key as is, in base64
+// "jam status --json" and the command lines of jamd and its children are
+// searched for each key as is, in base64
 // (standard and URL alphabets, padded or not) and in hex. None may hold one.
 func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 	t.Parallel()
@@ -142,10 +146,31 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 	require.NoError(t, err)
 	_, err = client.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
 	require.NoError(t, err)
-	peers := []string{coder.Peer, imported.Peer}
-	events.waitFor(t, "both agent sockets up", func(evs []wire.Event) bool {
+	// And an owned agent, which jamd starts as a child process when it is
+	// mentioned: its command line must carry no key.
+	// The agent inherits jamd's environment, which here says "run jamd"
+	// to the test binary: env removes that.
+	demoCmd := append([]string{"env", "-u", childEnv, "-u", hubChildEnv}, demoAgentCommand(t)...)
+	demo, err := client.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoCmd, Permission: "allow"}})
+	require.NoError(t, err)
+	demoRoom, err := client.RoomCreate(ctx, wire.RoomCreateRequest{Title: "owned", Agents: []string{"demo"}})
+	require.NoError(t, err)
+	peers := []string{coder.Peer, imported.Peer, demo.Peer}
+	events.waitFor(t, "every agent socket up", func(evs []wire.Event) bool {
 		return agentStates(evs, peers, func(d agentState) bool { return d.State == string(band.StateUp) })
 	})
+	_, err = owner.SendChatMessage(ctx, demoRoom.ID, "@"+demo.Handle+" hello", []protocol.Mention{{ID: demo.AgentID}})
+	require.NoError(t, err)
+	events.waitFor(t, "the owned agent at work", func(evs []wire.Event) bool {
+		for _, ev := range evs {
+			if ev.Kind == "turn.update" && ev.Peer == demo.Peer {
+				return true
+			}
+		}
+		return false
+	})
+	argv := processArgs(t, jamd.Process.Pid)
+	require.Greater(t, len(argv), 1, "jamd and its owned agent are running: %q", argv)
 
 	// Band goes away. Each agent socket notices, backs off and dials again;
 	// the dial fails.
@@ -233,6 +258,9 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 	search("jamd stderr", errLog, "")
 	search("jam events --json", []byte(events.String()), "")
 	search("jam status --json", []byte(status.String()), "")
+	for pid, args := range argv {
+		search(fmt.Sprintf("the command line of pid %d (jamd or its child)", pid), args, "")
+	}
 	slices.Sort(leaks)
 	require.Empty(t, leaks, "%d credentials in clear:\n%s", len(leaks), strings.Join(leaks, "\n"))
 
@@ -240,6 +268,52 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 	// peer logs exist.
 	require.Contains(t, string(errLog), "reconnecting")
 	require.Contains(t, final, filepath.Join("logs", "band", "coder.log"))
+}
+
+// processArgs is the command line (/proc/PID/cmdline) of pid and of every
+// process descended from it.
+func processArgs(t *testing.T, pid int) map[int][]byte {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	parent := map[int]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone since the listing
+		}
+		// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		fields := strings.Fields(string(stat[i+1:]))
+		if i < 0 || len(fields) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(fields[1]); err == nil {
+			parent[p] = pp
+		}
+	}
+	descends := func(p int) bool {
+		for ; p > 1; p = parent[p] {
+			if p == pid {
+				return true
+			}
+		}
+		return false
+	}
+	out := map[int][]byte{}
+	for p := range parent {
+		if !descends(p) {
+			continue
+		}
+		if args, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline")); err == nil {
+			out[p] = args
+		}
+	}
+	return out
 }
 
 // noEnv is an empty environment for in-process CLI runs.
