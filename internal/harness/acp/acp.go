@@ -5,9 +5,19 @@
 // An Agent is one agent process (the runtime host of an executor lease).
 // It may hold several sessions, each with its own working directory; the
 // file requests the agent makes (fs/read_text_file, fs/write_text_file)
-// are served inside the requesting session's directory only, and its
-// permission requests are answered by the configured Policy, choosing the
-// offered option by kind. With a model configured, every session opened
+// are served inside the requesting session's directory only (fs.go): every
+// one goes through an os.Root opened on the directory, so no path, link or
+// link swapped in while the request runs leads out; a path naming a .git
+// entry is refused, read and write, so the file service never lets an
+// agent plant or rewrite the git directory jam's own git calls read; a
+// read is of a regular file of at most MaxReadBytes, and one read runs at
+// a time. A write is not subject to the permission Policy: the Policy
+// answers the agent's permission requests, it is no sandbox (the agent's
+// own process can write its directory directly); the file service's
+// guarantees are the confinement and the .git refusal. Its permission
+// requests are answered by the configured Policy, choosing the offered
+// option by kind. The answer a turn keeps is at most MaxAnswerBytes; the
+// rest is counted (TurnResult.Omitted), not kept. With a model configured, every session opened
 // or loaded is put on it, or fails to open (model.go). Stop ends the whole
 // process group: stdin is closed, then SIGTERM, then SIGKILL.
 package acp
@@ -20,12 +30,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 	"github.com/jamhq/jam/internal/jam"
@@ -123,12 +133,47 @@ type Agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // guarded by mu
+
+	readMu sync.Mutex // held by the one file read running
+}
+
+// sessionFS returns a session's file service.
+func (a *Agent) sessionFS(id string) (*sessionFS, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	a.mu.Unlock()
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown session"}
+	}
+	return s.fs, nil
 }
 
 type session struct {
-	root      string // the session's directory, symlinks resolved
+	fs        *sessionFS // the session's directory
 	collect   func(Update)
 	cancelled bool
+}
+
+// MaxAnswerBytes bounds the answer text a turn keeps (TurnResult.Text);
+// what the agent says beyond it is counted in TurnResult.Omitted. The
+// engine posts less still (engine.MaxReplyParts), with a note.
+const MaxAnswerBytes = 1 << 20
+
+// openSession records a session working in root (as sessionRoot returns
+// it), replacing any of the same id.
+func (a *Agent) openSession(id, root string) error {
+	sfs, err := openSessionFS(root)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	old := a.sessions[id]
+	a.sessions[id] = &session{fs: sfs}
+	a.mu.Unlock()
+	if old != nil {
+		_ = old.fs.close()
+	}
+	return nil
 }
 
 // Start starts the agent process and performs the handshake.
@@ -248,9 +293,9 @@ func (a *Agent) NewSession(ctx context.Context, dir string) (string, error) {
 	if res.SessionID == "" {
 		return "", errors.New("acp: session/new returned no session id")
 	}
-	a.mu.Lock()
-	a.sessions[res.SessionID] = &session{root: root}
-	a.mu.Unlock()
+	if err := a.openSession(res.SessionID, root); err != nil {
+		return "", err
+	}
 	if err := a.selectModel(ctx, res.SessionID, res.SessionSetup); err != nil {
 		a.forget(res.SessionID)
 		return "", err
@@ -296,8 +341,22 @@ func (a *Agent) selectModel(ctx context.Context, id string, setup SessionSetup) 
 // forget drops a session jam will not use.
 func (a *Agent) forget(id string) {
 	a.mu.Lock()
+	s := a.sessions[id]
 	delete(a.sessions, id)
 	a.mu.Unlock()
+	if s != nil {
+		_ = s.fs.close()
+	}
+}
+
+// closeSessions closes every session's directory, once no request can use
+// them.
+func (a *Agent) closeSessions() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sessions {
+		_ = s.fs.close()
+	}
 }
 
 // LoadSession resumes a session the agent keeps (Manifest().Resume); the
@@ -310,9 +369,9 @@ func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.sessions[id] = &session{root: root}
-	a.mu.Unlock()
+	if err := a.openSession(id, root); err != nil {
+		return err
+	}
 	var res LoadSessionResult
 	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: []json.RawMessage{}}, &res); err != nil {
 		a.forget(id)
@@ -328,22 +387,50 @@ func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
 // TurnResult is how a turn ended.
 type TurnResult struct {
 	StopReason string
-	// Text is the agent's answer: its message chunks, in order.
+	// Text is the agent's answer: its message chunks, in order, at most
+	// MaxAnswerBytes of them (cut at a UTF-8 boundary).
 	Text string
+	// Omitted counts the bytes of the answer beyond Text, not kept.
+	Omitted int
+}
+
+// answer keeps the first MaxAnswerBytes of a turn's answer and counts the
+// rest.
+type answer struct {
+	b       strings.Builder
+	omitted int
+}
+
+func (w *answer) add(s string) {
+	if w.omitted > 0 {
+		w.omitted += len(s)
+		return
+	}
+	room := MaxAnswerBytes - w.b.Len()
+	if len(s) <= room {
+		w.b.WriteString(s)
+		return
+	}
+	cut := room
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	w.b.WriteString(s[:cut])
+	w.omitted = len(s) - cut
 }
 
 // Prompt runs one turn. When ctx ends first, the turn is cancelled
 // (session/cancel) and Prompt waits for the agent to stop, at most
 // StopGrace; the result then says cancelled.
 func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult, error) {
-	var b strings.Builder
+	var b answer
 	a.mu.Lock()
 	s, ok := a.sessions[sessionID]
 	if ok {
 		s.cancelled = false
 		s.collect = func(u Update) {
 			if u.SessionUpdate.SessionUpdate == UpdateAgentMessageChunk && u.Content != nil && u.Content.Type == "text" {
-				b.WriteString(u.Content.Text)
+				b.add(u.Content.Text)
 			}
 		}
 	}
@@ -386,7 +473,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult,
 		return TurnResult{}, fmt.Errorf("acp: session/prompt: %w", err)
 	}
 	a.mu.Lock()
-	out := TurnResult{StopReason: res.StopReason, Text: b.String()}
+	out := TurnResult{StopReason: res.StopReason, Text: b.b.String(), Omitted: b.omitted}
 	a.mu.Unlock()
 	return out, nil
 }
@@ -419,6 +506,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 			// The leader is gone; children it left in the group go too.
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			a.wg.Wait()
+			a.closeSessions()
 			return nil
 		case <-t.C:
 		case <-ctx.Done():
@@ -426,11 +514,13 @@ func (a *Agent) Stop(ctx context.Context) error {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			<-a.exited
 			a.wg.Wait()
+			a.closeSessions()
 			return ctx.Err()
 		}
 	}
 	<-a.exited
 	a.wg.Wait()
+	a.closeSessions()
 	return nil
 }
 
@@ -488,26 +578,33 @@ func (a *Agent) handle(_ context.Context, method string, params json.RawMessage)
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
-		path, err := a.confine(p.SessionID, p.Path)
+		sfs, err := a.sessionFS(p.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		b, err := os.ReadFile(path)
+		// One read at a time: each holds up to twice MaxReadBytes.
+		a.readMu.Lock()
+		defer a.readMu.Unlock()
+		content, err := sfs.read(p.Path)
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "read: " + err.Error()}
+			return nil, err
 		}
-		return ReadTextFileResult{Content: sliceLines(string(b), p.Line, p.Limit)}, nil
+		content = sliceLines(content, p.Line, p.Limit)
+		if n := jsonLen(content); n > maxReadEncoded {
+			return nil, refusal(jsonrpc.CodeInvalidParams, ReasonTooLarge, "path %q would be %d bytes of JSON, over the %d the file service sends", p.Path, n, maxReadEncoded)
+		}
+		return ReadTextFileResult{Content: content}, nil
 	case MethodWriteTextFile:
 		var p WriteTextFileParams
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, invalidParams(err)
 		}
-		path, err := a.confine(p.SessionID, p.Path)
+		sfs, err := a.sessionFS(p.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		if err := writeFile(path, p.Content); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "write: " + err.Error()}
+		if err := sfs.write(p.Path, p.Content); err != nil {
+			return nil, err
 		}
 		return struct{}{}, nil
 	}

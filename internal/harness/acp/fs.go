@@ -1,16 +1,73 @@
 package acp
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 	"github.com/jamhq/jam/internal/jam"
 )
+
+// MaxReadBytes bounds a file fs/read_text_file reads: a larger one is
+// refused before any of it is read.
+const MaxReadBytes = 8 << 20
+
+// maxReadEncoded bounds a read's answer as JSON text: control bytes and
+// invalid UTF-8 take six bytes each there, so a file within MaxReadBytes
+// could still become an answer of 48 MiB.
+const maxReadEncoded = 2 * MaxReadBytes
+
+// maxLinks bounds the symbolic links followed while resolving one path.
+const maxLinks = 40
+
+// CodeResourceNotFound is ACP's error code for a file that does not exist.
+const CodeResourceNotFound = -32002
+
+// Reasons of a refused file request, in its error's data ({"reason": …}).
+// They are stable: an agent may act on them.
+const (
+	// ReasonOutside: the path is not inside the session's directory, or a
+	// symbolic link on it leads out.
+	ReasonOutside = "outside_session"
+	// ReasonGit: the path, or a symbolic link on it, names a .git entry.
+	ReasonGit = "git_path"
+	// ReasonNotRegular: the file is a directory, a FIFO, a device or a
+	// socket.
+	ReasonNotRegular = "not_regular"
+	// ReasonTooLarge: the file is over MaxReadBytes, or its content would
+	// be over twice that as JSON.
+	ReasonTooLarge = "too_large"
+	// ReasonNotFound: the file does not exist (code CodeResourceNotFound).
+	ReasonNotFound = "not_found"
+)
+
+// refusal is the JSON-RPC error of a refused file request.
+func refusal(code int, reason, format string, args ...any) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]string{"reason": reason})
+	return &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...), Data: data}
+}
+
+func errOutside(path string) error {
+	return refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q is outside the session's working directory", path)
+}
+
+func errGit(path string) error {
+	return refusal(jsonrpc.CodeInvalidParams, ReasonGit, "path %q is in a .git entry, which the file service does not serve", path)
+}
+
+func errNotRegular(path string) error {
+	return refusal(jsonrpc.CodeInvalidParams, ReasonNotRegular, "path %q is not a regular file", path)
+}
 
 // sessionRoot returns dir absolute with its symlinks resolved.
 func sessionRoot(dir string) (string, error) {
@@ -24,92 +81,267 @@ func sessionRoot(dir string) (string, error) {
 	return root, nil
 }
 
-// errOutside refuses a path outside the session's directory.
-func errOutside(path string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("path %q is outside the session's working directory", path)}
+// sessionFS serves one session's file requests. Every read and write goes
+// through root, an os.Root opened on the session's directory when the
+// session opened: the kernel resolves each path beneath that directory, so
+// a directory swapped for a symbolic link while a request runs cannot
+// lead it out. Before that, resolve follows the links of a path itself, to
+// refuse any that lead to a .git entry (or out) and to allow absolute
+// links that stay inside, which os.Root alone refuses.
+type sessionFS struct {
+	dir  string   // the directory, absolute, symlinks resolved
+	root *os.Root // opened on dir
 }
 
-// confine maps a path the agent sent to a real path inside its session's
-// directory: it must be absolute, and neither ".." nor a symlink may lead
-// out. A file that does not exist yet is judged by its deepest existing
-// ancestor.
-func (a *Agent) confine(sessionID, path string) (string, error) {
-	a.mu.Lock()
-	s, ok := a.sessions[sessionID]
-	a.mu.Unlock()
-	if !ok {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown session"}
+func openSessionFS(dir string) (*sessionFS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: session directory: %v", jam.ErrInvalid, err)
 	}
-	return confineTo(s.root, path)
+	return &sessionFS{dir: dir, root: root}, nil
 }
 
-func confineTo(root, path string) (string, error) {
+func (s *sessionFS) close() error { return s.root.Close() }
+
+// isGitName reports whether a path component names a .git entry, as git
+// itself judges names on the file systems it protects: case-insensitively,
+// with trailing dots and spaces (NTFS) and the code points HFS+ ignores
+// dropped, and the short name git~1.
+func isGitName(name string) bool {
+	if len(name) < 4 {
+		return false
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+			continue // ignored by HFS+
+		}
+		b.WriteRune(r)
+	}
+	n := strings.ToLower(strings.TrimRight(b.String(), ". "))
+	return n == ".git" || n == "git~1"
+}
+
+// resolve maps a path the agent sent to a path relative to the session's
+// directory with no symbolic link in it (as the directory stands now):
+// the path must be absolute and inside the directory, no component of it
+// or of a link it passes may name a .git entry, and no link may lead out.
+// What does not exist yet is kept as written.
+func (s *sessionFS) resolve(path string) (string, error) {
 	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
-		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("path %q is not absolute", path)}
+		return "", refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q is not absolute", path)
 	}
-	clean := filepath.Clean(path)
-	if !within(root, clean) {
+	rel, ok := s.local(path)
+	if !ok {
 		return "", errOutside(path)
 	}
-	// Resolve the deepest part that exists; what is below it cannot be a
-	// symlink yet.
-	existing, rest := clean, ""
-	for {
-		real, err := filepath.EvalSymlinks(existing)
-		if err == nil {
-			full := filepath.Join(real, rest)
-			if !within(root, full) {
+	todo := split(rel)
+	var done []string // resolved components: each exists and is no link, or does not exist
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
 				return "", errOutside(path)
 			}
-			return full, nil
+			done = done[:len(done)-1]
+			continue
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("path %q: %v", path, err)}
+		if isGitName(c) {
+			return "", errGit(path)
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			return "", errOutside(path)
+		cur := filepath.Join(append(done, c)...)
+		fi, err := s.root.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			done = append(done, c)
+			continue
+		case err != nil:
+			return "", s.fail(path, err)
+		case fi.Mode()&fs.ModeSymlink == 0:
+			done = append(done, c)
+			continue
 		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
+		if links++; links > maxLinks {
+			return "", refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q: too many levels of symbolic links", path)
+		}
+		target, err := s.root.Readlink(cur)
+		if err != nil {
+			return "", s.fail(path, err)
+		}
+		if filepath.IsAbs(target) {
+			t, ok := s.local(target)
+			if !ok {
+				return "", errOutside(path)
+			}
+			done, target = nil, t
+		}
+		todo = append(split(target), todo...)
 	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return filepath.Join(done...), nil
 }
 
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+// local returns an absolute path relative to the session's directory, if
+// it is inside.
+func (s *sessionFS) local(path string) (string, bool) {
+	rel, err := filepath.Rel(s.dir, filepath.Clean(path))
+	if err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return "", false
+	}
+	return rel, true
 }
 
-// writeFile replaces path's content atomically, creating its directories;
-// an existing file keeps its mode.
-func writeFile(path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+func split(p string) []string { return strings.Split(filepath.ToSlash(p), "/") }
+
+// fail turns the error of an operation on the root into the agent's.
+func (s *sessionFS) fail(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return refusal(CodeResourceNotFound, ReasonNotFound, "path %q does not exist", path)
+	case strings.Contains(err.Error(), "path escapes"):
+		// os.Root refused: a link changed under the request.
+		return errOutside(path)
+	case errors.Is(err, syscall.ELOOP):
+		return refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q: too many levels of symbolic links", path)
 	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", path)
-		}
-		mode = fi.Mode().Perm()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the op and the relative name add nothing for the agent
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".jam-write-*")
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("path %q: %v", path, err)}
+}
+
+// read returns the content of a regular file of at most MaxReadBytes.
+// Opening does not block (O_NONBLOCK, so a FIFO is refused, not waited
+// on), the type and size are judged on the opened file, and the read is
+// bounded whatever the file does meanwhile.
+func (s *sessionFS) read(path string) (string, error) {
+	rel, err := s.resolve(path)
+	if err != nil {
+		return "", err
+	}
+	// Judged before opening too: opening a device may act on it.
+	if fi, err := s.root.Lstat(rel); err != nil {
+		return "", s.fail(path, err)
+	} else if !fi.Mode().IsRegular() {
+		return "", errNotRegular(path)
+	}
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return "", s.fail(path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", s.fail(path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", errNotRegular(path)
+	}
+	if fi.Size() > MaxReadBytes {
+		return "", refusal(jsonrpc.CodeInvalidParams, ReasonTooLarge, "path %q is %d bytes, over the %d the file service reads", path, fi.Size(), MaxReadBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
+	if err != nil {
+		return "", s.fail(path, err)
+	}
+	if len(b) > MaxReadBytes {
+		return "", refusal(jsonrpc.CodeInvalidParams, ReasonTooLarge, "path %q is over the %d bytes the file service reads", path, MaxReadBytes)
+	}
+	return string(b), nil
+}
+
+// write replaces a regular file's content atomically (a temporary file
+// renamed over it, in the same directory, held open as its own root),
+// creating its directories; an existing file keeps its mode.
+func (s *sessionFS) write(path, content string) error {
+	rel, err := s.resolve(path)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		return err
+	if rel == "." {
+		return errNotRegular(path)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	dir, base := filepath.Split(rel)
+	if dir = filepath.Clean(dir); dir != "." {
+		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+			return s.fail(path, err)
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	parent, err := s.root.OpenRoot(dir)
+	if err != nil {
+		return s.fail(path, err)
 	}
-	return os.Rename(tmp.Name(), path)
+	defer parent.Close()
+	mode := os.FileMode(0o644)
+	if fi, err := parent.Lstat(base); err == nil {
+		if !fi.Mode().IsRegular() {
+			return errNotRegular(path)
+		}
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return s.fail(path, err)
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := ".jam-write-" + hex.EncodeToString(rnd[:])
+	f, err := parent.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return s.fail(path, err)
+	}
+	defer parent.Remove(tmp) //nolint:errcheck // gone after the rename
+	_, err = f.WriteString(content)
+	if err == nil {
+		err = f.Chmod(mode) // on the descriptor: no path to race
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = parent.Rename(tmp, base)
+	}
+	if err != nil {
+		return s.fail(path, err)
+	}
+	return nil
+}
+
+// jsonLen is the length of s as a JSON string (as encoding/json writes
+// it, HTML characters escaped), without building it.
+func jsonLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // sliceLines returns limit lines of s from 1-based line (all when nil).
