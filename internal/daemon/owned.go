@@ -286,7 +286,7 @@ func (h *acpHost) Prompt(ctx context.Context, thread, text string, updates func(
 		}()
 	}
 	res, err := h.Agent.Prompt(ctx, thread, text)
-	return runtime.Answer{StopReason: res.StopReason, Text: res.Text}, redactEnv(err, h.secrets)
+	return runtime.Answer{StopReason: res.StopReason, Text: res.Text, Omitted: res.Omitted}, redactEnv(err, h.secrets)
 }
 
 // NewSession is the agent's, with its errors redacted (redactEnv).

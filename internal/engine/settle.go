@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -17,6 +18,13 @@ import (
 // MaxPartBytes bounds one posted part of a reply; longer replies are split
 // into ordered parts.
 const MaxPartBytes = 16000
+
+// MaxReplyParts bounds the parts one reply posts (so at most 128,000
+// bytes reach the room). A longer reply is cut, at a UTF-8 boundary, and
+// its last part ends with a note saying how many bytes were not posted:
+// "[answer truncated: N bytes more]". This is the one place that decides
+// what of an answer reaches the room.
+const MaxReplyParts = 8
 
 // Ack settles a queued message without a reply: re-claim, mark processed
 // on Band, then remove it locally.
@@ -87,6 +95,10 @@ type ReplyParams struct {
 	Text        string
 	// Mentions are explicit recipients by id or handle; optional.
 	Mentions []string
+	// Omitted counts bytes of the answer dropped before it became Text
+	// (a harness keeps a bounded answer); a reply with any is posted
+	// with the note, and they are counted in it.
+	Omitted int
 }
 
 // ReplyResult is what a reply posted.
@@ -160,7 +172,7 @@ func (e *Engine) Reply(ctx context.Context, rp ReplyParams) (ReplyResult, error)
 		if err != nil {
 			return res, fmt.Errorf("reply %s: %w", msg, err)
 		}
-		body = replyBody{Parts: splitParts(rp.Text, MaxPartBytes), Mentions: mentions}
+		body = replyBody{Parts: replyParts(rp.Text, rp.Omitted), Mentions: mentions}
 		raw, _ := json.Marshal(body)
 		intent = store.ReplyIntent{WorkspaceID: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID,
 			Sealed: e.cfg.Sealer.Seal(raw, a), Parts: len(body.Parts), State: store.ReplyPending, CreatedAt: e.cfg.Now(), UpdatedAt: e.cfg.Now()}
@@ -310,6 +322,36 @@ func replyMentions(self, sender jam.IdentityID, explicit []string, roster []prot
 		return out, nil
 	}
 	return nil, fmt.Errorf("%w: the sender left the room and %d others remain; name a recipient", ErrNoRecipient, len(others))
+}
+
+// replyParts splits a reply's text into at most MaxReplyParts parts of at
+// most MaxPartBytes; a text cut short (here, or before by omitted bytes)
+// ends with truncationNote.
+func replyParts(text string, omitted int) []string {
+	parts := splitParts(text, MaxPartBytes)
+	if len(parts) <= MaxReplyParts && omitted <= 0 {
+		return parts
+	}
+	parts = parts[:min(len(parts), MaxReplyParts)]
+	last := parts[len(parts)-1]
+	if room := MaxPartBytes - len(truncationNote(math.MaxInt)); len(last) > room {
+		cut := room
+		for cut > 0 && !utf8.RuneStart(last[cut]) {
+			cut--
+		}
+		last = last[:cut]
+	}
+	posted := len(last)
+	for _, p := range parts[:len(parts)-1] {
+		posted += len(p)
+	}
+	parts[len(parts)-1] = last + truncationNote(len(text)-posted+max(omitted, 0))
+	return parts
+}
+
+// truncationNote ends a reply cut short by n bytes.
+func truncationNote(n int) string {
+	return fmt.Sprintf("\n\n[answer truncated: %d bytes more]", n)
 }
 
 // splitParts splits text into parts of at most limit bytes, preferring

@@ -78,6 +78,9 @@ type Answer struct {
 	// StopReason is the harness's reason ("end_turn", "cancelled", …).
 	StopReason string
 	Text       string
+	// Omitted counts bytes of the answer beyond Text that the harness
+	// did not keep; the reply notes them (engine.ReplyParams.Omitted).
+	Omitted int
 }
 
 // Launcher starts a host for a template configuration.

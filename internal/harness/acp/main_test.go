@@ -9,6 +9,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary, started again, plays a scripted agent.
+	runScriptedAgentIfAsked()
 	// Agents confined to a network namespace reach the fake model through
 	// this test binary, started as a bridge.
 	realagent.RunBridgeIfAsked()

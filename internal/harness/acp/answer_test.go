@@ -1,0 +1,82 @@
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/harness/jsonrpc"
+)
+
+// scriptedAgentEnv names the script the test binary plays as an agent.
+const scriptedAgentEnv = "JAM_ACP_TEST_SCRIPTED_AGENT"
+
+// bigChunk is one of the two chunks of the "big answer" script: 1,000,000
+// bytes, mostly two-byte runes, so a cut can fall inside one.
+var bigChunk = "a" + strings.Repeat("é", 499_999) + "b"
+
+func runScriptedAgentIfAsked() {
+	script := os.Getenv(scriptedAgentEnv)
+	if script == "" {
+		return
+	}
+	var conn *jsonrpc.Conn
+	conn = jsonrpc.New(os.Stdin, os.Stdout, jsonrpc.Options{Handler: func(_ context.Context, method string, params json.RawMessage) (any, error) {
+		switch method {
+		case acp.MethodInitialize:
+			return map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{}}, nil
+		case acp.MethodSessionNew:
+			return map[string]any{"sessionId": "s1"}, nil
+		case acp.MethodSessionPrompt:
+			for range 2 {
+				_ = conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": "s1", "update": map[string]any{
+					"sessionUpdate": acp.UpdateAgentMessageChunk, "content": map[string]any{"type": "text", "text": bigChunk}}})
+			}
+			return map[string]any{"stopReason": acp.StopEndTurn}, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method}
+	}})
+	if err := conn.Run(context.Background()); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestPrompt_answerIsBounded: an agent answering with 2 × 1 MB chunks once
+// had all of it kept (and posted as 125 messages); the turn now keeps
+// MaxAnswerBytes, cut at a rune boundary, and counts the rest.
+func TestPrompt_answerIsBounded(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	a, err := acp.Start(ctx, acp.Config{Command: []string{exe}, Env: append(os.Environ(), scriptedAgentEnv+"=big-answer"),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = a.Stop(context.Background())
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	})
+	sid, err := a.NewSession(ctx, t.TempDir())
+	require.NoError(t, err)
+	res, err := a.Prompt(ctx, sid, "say a lot")
+	require.NoError(t, err)
+	require.Equal(t, acp.StopEndTurn, res.StopReason)
+	require.LessOrEqual(t, len(res.Text), acp.MaxAnswerBytes, "answer bytes kept")
+	require.Greater(t, len(res.Text), acp.MaxAnswerBytes-4)
+	require.True(t, utf8.ValidString(res.Text), "cut at a rune boundary")
+	require.Equal(t, 2*len(bigChunk), len(res.Text)+res.Omitted, "the rest is counted")
+	require.True(t, strings.HasPrefix(res.Text, bigChunk))
+}
