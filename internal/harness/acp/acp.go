@@ -10,8 +10,8 @@
 // link swapped in while the request runs leads out; a path naming a .git
 // entry is refused, read and write, so the file service never lets an
 // agent plant or rewrite the git directory jam's own git calls read; a
-// read is of a regular file of at most MaxReadBytes, and one read runs at
-// a time. A write is not subject to the permission Policy: the Policy
+// read is of a regular file of at most MaxReadBytes, and at most two reads
+// hold their answers at once. A write is not subject to the permission Policy: the Policy
 // answers the agent's permission requests, it is no sandbox (the agent's
 // own process can write its directory directly); the file service's
 // guarantees are the confinement and the .git refusal. Its permission
@@ -134,8 +134,12 @@ type Agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session // guarded by mu
 
-	readMu sync.Mutex // held by the one file read running
+	reads chan struct{} // guarded by mu: a slot per read in flight (readSlots)
 }
+
+// maxReadsInFlight bounds the file reads in flight, from the read until
+// the answer is written: each holds up to maxReadEncoded bytes.
+const maxReadsInFlight = 2
 
 // sessionFS returns a session's file service.
 func (a *Agent) sessionFS(id string) (*sessionFS, error) {
@@ -554,8 +558,31 @@ func (a *Agent) notify(method string, params json.RawMessage) {
 	}
 }
 
+// read answers fs/read_text_file, encoded.
+func read(sfs *sessionFS, p ReadTextFileParams) (json.RawMessage, error) {
+	content, err := sfs.read(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	content = sliceLines(content, p.Line, p.Limit)
+	if n := jsonLen(content); n > maxReadEncoded {
+		return nil, refusal(jsonrpc.CodeInvalidParams, ReasonTooLarge, "path %q would be %d bytes of JSON, over the %d the file service sends", p.Path, n, maxReadEncoded)
+	}
+	return json.Marshal(ReadTextFileResult{Content: content})
+}
+
+// readSlots returns the slots of the reads in flight.
+func (a *Agent) readSlots() chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reads == nil {
+		a.reads = make(chan struct{}, maxReadsInFlight)
+	}
+	return a.reads
+}
+
 // handle answers a request from the agent.
-func (a *Agent) handle(_ context.Context, method string, params json.RawMessage) (any, error) {
+func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
 	case MethodRequestPermission:
 		var p RequestPermissionParams
@@ -582,18 +609,21 @@ func (a *Agent) handle(_ context.Context, method string, params json.RawMessage)
 		if err != nil {
 			return nil, err
 		}
-		// One read at a time: each holds up to twice MaxReadBytes.
-		a.readMu.Lock()
-		defer a.readMu.Unlock()
-		content, err := sfs.read(p.Path)
+		// A read holds a slot from before it reads until its answer is
+		// written, whether or not the agent reads its answers.
+		slots := a.readSlots()
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		release := sync.OnceFunc(func() { <-slots })
+		res, err := read(sfs, p)
 		if err != nil {
+			release()
 			return nil, err
 		}
-		content = sliceLines(content, p.Line, p.Limit)
-		if n := jsonLen(content); n > maxReadEncoded {
-			return nil, refusal(jsonrpc.CodeInvalidParams, ReasonTooLarge, "path %q would be %d bytes of JSON, over the %d the file service sends", p.Path, n, maxReadEncoded)
-		}
-		return ReadTextFileResult{Content: content}, nil
+		return &jsonrpc.Encoded{JSON: res, Written: release}, nil
 	case MethodWriteTextFile:
 		var p WriteTextFileParams
 		if err := json.Unmarshal(params, &p); err != nil {

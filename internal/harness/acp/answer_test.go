@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,22 @@ func runScriptedAgentIfAsked() {
 		case acp.MethodSessionNew:
 			return map[string]any{"sessionId": "s1"}, nil
 		case acp.MethodSessionPrompt:
+			if script == "read-file" {
+				// The prompt is a path: the answer is the file's content,
+				// or the error reading it.
+				var p acp.PromptParams
+				_ = json.Unmarshal(params, &p)
+				var res acp.ReadTextFileResult
+				text := ""
+				if err := conn.Call(context.Background(), acp.MethodReadTextFile, acp.ReadTextFileParams{SessionID: "s1", Path: p.Prompt[0].Text}, &res); err != nil {
+					text = "error: " + err.Error()
+				} else {
+					text = "content: " + res.Content
+				}
+				_ = conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": "s1", "update": map[string]any{
+					"sessionUpdate": acp.UpdateAgentMessageChunk, "content": map[string]any{"type": "text", "text": text}}})
+				return map[string]any{"stopReason": acp.StopEndTurn}, nil
+			}
 			for range 2 {
 				_ = conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": "s1", "update": map[string]any{
 					"sessionUpdate": acp.UpdateAgentMessageChunk, "content": map[string]any{"type": "text", "text": bigChunk}}})
@@ -55,20 +72,9 @@ func runScriptedAgentIfAsked() {
 // MaxAnswerBytes, cut at a rune boundary, and counts the rest.
 func TestPrompt_answerIsBounded(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	logs := &syncBuffer{}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	a, err := acp.Start(ctx, acp.Config{Command: []string{exe}, Env: append(os.Environ(), scriptedAgentEnv+"=big-answer"),
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = a.Stop(context.Background())
-		if t.Failed() {
-			t.Logf("agent log:\n%s", logs.String())
-		}
-	})
+	a := startScripted(t, "big-answer")
 	sid, err := a.NewSession(ctx, t.TempDir())
 	require.NoError(t, err)
 	res, err := a.Prompt(ctx, sid, "say a lot")
@@ -79,4 +85,45 @@ func TestPrompt_answerIsBounded(t *testing.T) {
 	require.True(t, utf8.ValidString(res.Text), "cut at a rune boundary")
 	require.Equal(t, 2*len(bigChunk), len(res.Text)+res.Omitted, "the rest is counted")
 	require.True(t, strings.HasPrefix(res.Text, bigChunk))
+}
+
+// startScripted starts the test binary as the agent playing script.
+func startScripted(t *testing.T, script string) *acp.Agent {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	a, err := acp.Start(ctx, acp.Config{Command: []string{exe}, Env: append(os.Environ(), scriptedAgentEnv+"="+script),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = a.Stop(context.Background())
+		if t.Failed() {
+			t.Logf("agent log:\n%s", logs.String())
+		}
+	})
+	return a
+}
+
+// TestPrompt_fileReadsOverTheWire: an agent process reads a file of its
+// session through the client, and a .git path is refused with its reason.
+func TestPrompt_fileReadsOverTheWire(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("line \x00 <b>\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644))
+	a := startScripted(t, "read-file")
+	sid, err := a.NewSession(t.Context(), dir)
+	require.NoError(t, err)
+	res, err := a.Prompt(t.Context(), sid, filepath.Join(dir, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "content: line \x00 <b>\n", res.Text)
+	res, err = a.Prompt(t.Context(), sid, filepath.Join(dir, ".git", "config"))
+	require.NoError(t, err)
+	require.Contains(t, res.Text, "error: json-rpc error -32602: ")
+	require.Contains(t, res.Text, `"reason":"git_path"`)
 }

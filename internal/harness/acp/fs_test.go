@@ -41,11 +41,23 @@ func serveFiles(t *testing.T, dir string) *fileService {
 
 func (f *fileService) read(path string) (string, error) {
 	params, _ := json.Marshal(ReadTextFileParams{SessionID: "s", Path: path})
-	res, err := f.a.handle(context.Background(), MethodReadTextFile, params)
+	return f.readParams(context.Background(), params)
+}
+
+// readParams makes a read request and decodes its answer, as the agent
+// would once it is written.
+func (f *fileService) readParams(ctx context.Context, params json.RawMessage) (string, error) {
+	res, err := f.a.handle(ctx, MethodReadTextFile, params)
 	if err != nil {
 		return "", err
 	}
-	return res.(ReadTextFileResult).Content, nil
+	enc := res.(*jsonrpc.Encoded)
+	enc.Written()
+	var out ReadTextFileResult
+	if err := json.Unmarshal(enc.JSON, &out); err != nil {
+		return "", err
+	}
+	return out.Content, nil
 }
 
 func (f *fileService) write(path, content string) error {
@@ -332,9 +344,9 @@ func TestFileService_readBounds(t *testing.T) {
 	require.Len(t, got, MaxReadBytes)
 	line, limit := 3, 2
 	params, _ := json.Marshal(ReadTextFileParams{SessionID: "s", Path: f.root + "/full", Line: &line, Limit: &limit})
-	res, err := f.a.handle(t.Context(), MethodReadTextFile, params)
+	got, err = f.readParams(t.Context(), params)
 	require.NoError(t, err)
-	require.Equal(t, "abcdefg\nabcdefg\n", res.(ReadTextFileResult).Content, "line and limit still honoured")
+	require.Equal(t, "abcdefg\nabcdefg\n", got, "line and limit still honoured")
 
 	_, err = f.read(f.root + "/over")
 	require.Equal(t, ReasonTooLarge, reason(err))
@@ -378,6 +390,31 @@ func TestFileService_fifoAndDeviceRefusedWithoutBlocking(t *testing.T) {
 	require.NoError(t, syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3)) // as /dev/null
 	_, err := f.read(null)
 	require.Equal(t, ReasonNotRegular, reason(err))
+}
+
+// TestFileService_readsInFlightAreBounded: answers not yet written hold
+// their slots, so an agent that floods reads without reading its answers
+// holds at most maxReadsInFlight of them in memory; the next read waits.
+func TestFileService_readsInFlightAreBounded(t *testing.T) {
+	t.Parallel()
+	f := serveFiles(t, t.TempDir())
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "a"), []byte("a"), 0o644))
+	params, _ := json.Marshal(ReadTextFileParams{SessionID: "s", Path: f.root + "/a"})
+	var held []*jsonrpc.Encoded
+	for range maxReadsInFlight {
+		res, err := f.a.handle(t.Context(), MethodReadTextFile, params)
+		require.NoError(t, err)
+		held = append(held, res.(*jsonrpc.Encoded))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := f.a.handle(ctx, MethodReadTextFile, params)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a read beyond the bound waits")
+	held[0].Written()
+	got, err := f.read(f.root + "/a")
+	require.NoError(t, err)
+	require.Equal(t, "a", got, "a slot freed by a written answer is used")
+	held[1].Written()
 }
 
 func TestFileService_writeKeepsModeAndLeavesNoTemporary(t *testing.T) {

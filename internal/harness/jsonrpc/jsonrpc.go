@@ -8,6 +8,15 @@
 // goroutine). Lines are bounded (MaxLine, 8 MiB by default); a line that is
 // too long or not JSON-RPC ends Run with a *DecodeError, since a peer that
 // breaks framing cannot be trusted to be understood afterwards.
+//
+// Handlers are bounded too: at most MaxHandlers run at once (64 by
+// default), and a request that arrives while they all do is answered at
+// once with CodeBusy, its handler never run. Refusing rather than queueing
+// keeps the reading goroutine free: a handler waiting on its own call back
+// to the peer needs that goroutine to read the answer, so waiting for a
+// free handler there could deadlock, and a queue would only move the
+// unbounded growth. A peer flooding requests thus costs at most
+// MaxHandlers goroutines.
 package jsonrpc
 
 import (
@@ -32,7 +41,14 @@ const (
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
+	// CodeBusy answers a request that arrived while MaxHandlers handlers
+	// were running; the peer may send it again later. It is in the range
+	// JSON-RPC leaves to implementations, away from the codes ACP uses.
+	CodeBusy = -32099
 )
+
+// DefaultMaxHandlers bounds the request handlers a Conn runs at once.
+const DefaultMaxHandlers = 64
 
 // DefaultMaxLine bounds one message.
 const DefaultMaxLine = 8 << 20
@@ -209,6 +225,20 @@ type Options struct {
 	OnRequest func(method string, params json.RawMessage)
 	// MaxLine bounds one message; default DefaultMaxLine.
 	MaxLine int
+	// MaxHandlers bounds the handlers running at once; a request beyond
+	// is answered with CodeBusy (and OnRequest does not see it). Default
+	// DefaultMaxHandlers.
+	MaxHandlers int
+}
+
+// Encoded is a result already encoded as JSON, on one line (as
+// json.Marshal writes it): a Handler returning one has it written as is,
+// not copied or checked again, and Written (if set) is called
+// once the response is written or its write has failed, so a handler can
+// bound what its answers hold in memory until then.
+type Encoded struct {
+	JSON    json.RawMessage
+	Written func()
 }
 
 // Conn is one JSON-RPC peer.
@@ -225,6 +255,7 @@ type Conn struct {
 	done    chan struct{}           // closed when Run ends
 	err     error                   // guarded by mu: why Run ended
 	handler sync.WaitGroup          // request handlers in flight
+	slots   chan struct{}           // one per running handler
 }
 
 // New builds a Conn reading r and writing w.
@@ -232,7 +263,11 @@ func New(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.MaxLine == 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &Conn{r: r, w: w, opts: opts, pending: map[string]chan Message{}, done: make(chan struct{})}
+	if opts.MaxHandlers <= 0 {
+		opts.MaxHandlers = DefaultMaxHandlers
+	}
+	return &Conn{r: r, w: w, opts: opts, pending: map[string]chan Message{}, done: make(chan struct{}),
+		slots: make(chan struct{}, opts.MaxHandlers)}
 }
 
 // ErrClosed is returned by calls on a Conn whose Run has ended.
@@ -316,10 +351,22 @@ func (c *Conn) dispatch(ctx context.Context, m Message) {
 			c.opts.OnNotify(m.Method, m.Params)
 		}
 	case m.IsRequest():
+		select {
+		case c.slots <- struct{}{}:
+		default:
+			// Written here, on the reading goroutine: a peer that floods
+			// without reading its answers stalls only itself.
+			_ = c.write(wire{JSONRPC: Version, ID: json.RawMessage(m.ID.String()),
+				Error: &Error{Code: CodeBusy, Message: fmt.Sprintf("busy: %d requests are being handled; try again later", c.opts.MaxHandlers)}})
+			return
+		}
 		if c.opts.OnRequest != nil {
 			c.opts.OnRequest(m.Method, m.Params)
 		}
-		c.handler.Go(func() { c.answer(ctx, m) })
+		c.handler.Go(func() {
+			defer func() { <-c.slots }()
+			c.answer(ctx, m)
+		})
 	}
 }
 
@@ -335,6 +382,13 @@ func (c *Conn) answer(ctx context.Context, m Message) {
 				err = &Error{Code: CodeInternalError, Message: herr.Error()}
 			}
 		}
+	}
+	if enc, ok := result.(*Encoded); ok && err == nil {
+		_ = c.writeEncoded(m.ID, enc.JSON)
+		if enc.Written != nil {
+			enc.Written()
+		}
+		return
 	}
 	out := wire{JSONRPC: Version, ID: json.RawMessage(m.ID.String())}
 	if err != nil {
@@ -459,6 +513,23 @@ func (c *Conn) write(m wire) error {
 	defer c.wmu.Unlock()
 	if _, err := c.w.Write(b); err != nil {
 		return fmt.Errorf("json-rpc: write: %w", err)
+	}
+	return nil
+}
+
+// writeEncoded writes a result response around an encoded result, in
+// pieces under the write lock rather than one copy of it.
+func (c *Conn) writeEncoded(id *ID, result json.RawMessage) error {
+	head := `{"jsonrpc":"2.0","id":` + id.String() + `,"result":`
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for _, b := range [][]byte{[]byte(head), result, []byte("}\n")} {
+		if _, err := c.w.Write(b); err != nil {
+			return fmt.Errorf("json-rpc: write: %w", err)
+		}
 	}
 	return nil
 }
