@@ -49,6 +49,7 @@ func (h *fakeHost) Stop(context.Context) error {
 type settler struct {
 	mu      sync.Mutex
 	replies map[jam.PlatformMessageID]string
+	omitted map[jam.PlatformMessageID]int // made by Reply
 	acks    map[jam.PlatformMessageID]bool
 	done    chan jam.PlatformMessageID
 }
@@ -59,6 +60,10 @@ func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey,
 func (s *settler) Reply(_ context.Context, rp engine.ReplyParams) (engine.ReplyResult, error) {
 	s.mu.Lock()
 	s.replies[rp.MessageID] = rp.Text
+	if s.omitted == nil {
+		s.omitted = map[jam.PlatformMessageID]int{}
+	}
+	s.omitted[rp.MessageID] = rp.Omitted
 	s.mu.Unlock()
 	s.done <- rp.MessageID
 	return engine.ReplyResult{}, nil
