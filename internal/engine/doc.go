@@ -36,7 +36,9 @@
 // Delivery never settles. Ack and Reply re-claim, settle on Band, and only
 // then remove the row locally; a reply is recorded durably as an intent
 // before it is posted, and a resumed reply checks the room for parts that
-// were posted before a crash, so no reply is posted twice.
+// were posted before a crash, so no reply is posted twice. A reply posts
+// at most MaxReplyParts parts of at most MaxPartBytes; a longer one is cut,
+// its last part ending with a note of the bytes not posted.
 //
 // A spool entry or queue row that can no longer be read is quarantined
 // and reported, and its room goes on; see quarantine.go.

@@ -76,7 +76,7 @@ func FuzzReplyParts(f *testing.F) {
 			return
 		}
 		text := strings.Repeat(s, repeat)
-		if len(text) > 4<<20 {
+		if len(text) > 512<<10 {
 			return
 		}
 		parts := replyParts(text, omitted)

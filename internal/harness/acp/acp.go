@@ -3,23 +3,32 @@
 // line, on the child's stdio.
 //
 // An Agent is one agent process (the runtime host of an executor lease).
-// It may hold several sessions, each with its own working directory; the
-// file requests the agent makes (fs/read_text_file, fs/write_text_file)
-// are served inside the requesting session's directory only (fs.go): every
-// one goes through an os.Root opened on the directory, so no path, link or
-// link swapped in while the request runs leads out; a path naming a .git
-// entry is refused, read and write, so the file service never lets an
-// agent plant or rewrite the git directory jam's own git calls read; a
-// read is of a regular file of at most MaxReadBytes, and at most two reads
-// hold their answers at once. A write is not subject to the permission Policy: the Policy
-// answers the agent's permission requests, it is no sandbox (the agent's
-// own process can write its directory directly); the file service's
-// guarantees are the confinement and the .git refusal. Its permission
-// requests are answered by the configured Policy, choosing the offered
-// option by kind. The answer a turn keeps is at most MaxAnswerBytes; the
-// rest is counted (TurnResult.Omitted), not kept. With a model configured, every session opened
+// It may hold several sessions, each with its own working directory. Its
+// permission requests are answered by the configured Policy, choosing the
+// offered option by kind. With a model configured, every session opened
 // or loaded is put on it, or fails to open (model.go). Stop ends the whole
 // process group: stdin is closed, then SIGTERM, then SIGKILL.
+//
+// The file requests the agent makes (fs/read_text_file, fs/write_text_file)
+// are served inside the requesting session's directory only (fs.go):
+//   - every one goes through an os.Root opened on the directory when the
+//     session opened, so no path, link, or link swapped in while the
+//     request runs, leads out;
+//   - a path naming a .git entry (any case, directly or through a link) is
+//     refused, read and write: the file service never lets an agent plant
+//     or rewrite the git directory jam's own git calls read;
+//   - a read is of a regular file of at most MaxReadBytes, opened without
+//     blocking, and at most two reads hold their answers until written;
+//   - a write replaces a regular file atomically, through the same root.
+//
+// A refusal is a JSON-RPC error whose data carries a stable reason
+// (Reason*). Writes are not subject to the Policy: it answers the agent's
+// permission requests and is no sandbox (the agent's own process can write
+// its directory directly); the file service's guarantees are the
+// confinement and the .git refusal.
+//
+// The answer a turn keeps is at most MaxAnswerBytes; the rest is counted
+// (TurnResult.Omitted), not kept.
 package acp
 
 import (

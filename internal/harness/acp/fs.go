@@ -87,7 +87,11 @@ func sessionRoot(dir string) (string, error) {
 // a directory swapped for a symbolic link while a request runs cannot
 // lead it out. Before that, resolve follows the links of a path itself, to
 // refuse any that lead to a .git entry (or out) and to allow absolute
-// links that stay inside, which os.Root alone refuses.
+// links that stay inside, which os.Root alone refuses. A link swapped in
+// between the two can still redirect a request inside the directory
+// (never out of it), .git included: only a process that writes the
+// directory itself can do that, and it could as well write .git directly;
+// what stops an agent's .git from running code is how jam runs git.
 type sessionFS struct {
 	dir  string   // the directory, absolute, symlinks resolved
 	root *os.Root // opened on dir
