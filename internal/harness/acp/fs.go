@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -92,9 +93,18 @@ func sessionRoot(dir string) (string, error) {
 // (never out of it), .git included: only a process that writes the
 // directory itself can do that, and it could as well write .git directly;
 // what stops an agent's .git from running code is how jam runs git.
+//
+// A directory removed and made again at the same path (a worktree archived
+// and restored) is followed: a request first checks that the path still
+// names the directory open, and otherwise opens the one there now, if it
+// is a directory and not a link.
 type sessionFS struct {
-	dir  string   // the directory, absolute, symlinks resolved
-	root *os.Root // opened on dir
+	dir string // the directory, absolute, symlinks resolved
+
+	mu       sync.Mutex
+	root     *os.Root   // guarded by mu: opened on dir
+	replaced []*os.Root // guarded by mu: roots of earlier directories, which requests may still use
+	closed   bool       // guarded by mu
 }
 
 func openSessionFS(dir string) (*sessionFS, error) {
@@ -105,7 +115,47 @@ func openSessionFS(dir string) (*sessionFS, error) {
 	return &sessionFS{dir: dir, root: root}, nil
 }
 
-func (s *sessionFS) close() error { return s.root.Close() }
+func (s *sessionFS) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, r := range s.replaced {
+		_ = r.Close()
+	}
+	return s.root.Close()
+}
+
+// current returns the root of the directory the session's path names now.
+func (s *sessionFS) current() *os.Root {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.root // closed: its operations fail
+	}
+	now, err := os.Lstat(s.dir)
+	if err != nil || !now.IsDir() {
+		return s.root // gone, or a link: requests fail on the old one
+	}
+	if open, err := s.root.Stat("."); err == nil && os.SameFile(open, now) {
+		return s.root
+	}
+	r, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return s.root
+	}
+	// The directory opened must be the one judged: not a link swapped in
+	// between.
+	if opened, err := r.Stat("."); err != nil || !os.SameFile(opened, now) {
+		_ = r.Close()
+		return s.root
+	}
+	s.replaced = append(s.replaced, s.root)
+	s.root = r
+	return r
+}
 
 // isGitName reports whether a path component names a .git entry, as git
 // itself judges names on the file systems it protects: case-insensitively,
@@ -132,7 +182,7 @@ func isGitName(name string) bool {
 // the path must be absolute and inside the directory, no component of it
 // or of a link it passes may name a .git entry, and no link may lead out.
 // What does not exist yet is kept as written.
-func (s *sessionFS) resolve(path string) (string, error) {
+func (s *sessionFS) resolve(root *os.Root, path string) (string, error) {
 	if !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
 		return "", refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q is not absolute", path)
 	}
@@ -160,7 +210,7 @@ func (s *sessionFS) resolve(path string) (string, error) {
 			return "", errGit(path)
 		}
 		cur := filepath.Join(append(done, c)...)
-		fi, err := s.root.Lstat(cur)
+		fi, err := root.Lstat(cur)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			done = append(done, c)
@@ -174,7 +224,7 @@ func (s *sessionFS) resolve(path string) (string, error) {
 		if links++; links > maxLinks {
 			return "", refusal(jsonrpc.CodeInvalidParams, ReasonOutside, "path %q: too many levels of symbolic links", path)
 		}
-		target, err := s.root.Readlink(cur)
+		target, err := root.Readlink(cur)
 		if err != nil {
 			return "", s.fail(path, err)
 		}
@@ -228,17 +278,18 @@ func (s *sessionFS) fail(path string, err error) error {
 // on), the type and size are judged on the opened file, and the read is
 // bounded whatever the file does meanwhile.
 func (s *sessionFS) read(path string) (string, error) {
-	rel, err := s.resolve(path)
+	root := s.current()
+	rel, err := s.resolve(root, path)
 	if err != nil {
 		return "", err
 	}
 	// Judged before opening too: opening a device may act on it.
-	if fi, err := s.root.Lstat(rel); err != nil {
+	if fi, err := root.Lstat(rel); err != nil {
 		return "", s.fail(path, err)
 	} else if !fi.Mode().IsRegular() {
 		return "", errNotRegular(path)
 	}
-	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return "", s.fail(path, err)
 	}
@@ -267,7 +318,8 @@ func (s *sessionFS) read(path string) (string, error) {
 // renamed over it, in the same directory, held open as its own root),
 // creating its directories; an existing file keeps its mode.
 func (s *sessionFS) write(path, content string) error {
-	rel, err := s.resolve(path)
+	root := s.current()
+	rel, err := s.resolve(root, path)
 	if err != nil {
 		return err
 	}
@@ -276,11 +328,11 @@ func (s *sessionFS) write(path, content string) error {
 	}
 	dir, base := filepath.Split(rel)
 	if dir = filepath.Clean(dir); dir != "." {
-		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return s.fail(path, err)
 		}
 	}
-	parent, err := s.root.OpenRoot(dir)
+	parent, err := root.OpenRoot(dir)
 	if err != nil {
 		return s.fail(path, err)
 	}

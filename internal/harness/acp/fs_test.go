@@ -434,6 +434,37 @@ func TestFileService_writeKeepsModeAndLeavesNoTemporary(t *testing.T) {
 	require.Len(t, entries, 1, "no temporary file left")
 }
 
+// TestFileService_followsADirectoryMadeAgain: a worktree archived and
+// restored is a new directory at the same path; the session's requests
+// reach it, and a link put in its place is not followed.
+func TestFileService_followsADirectoryMadeAgain(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "wt")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	f := serveFiles(t, dir)
+	require.NoError(t, f.write(dir+"/a", "one"))
+
+	require.NoError(t, os.RemoveAll(dir))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, f.write(dir+"/a", "two"))
+	b, err := os.ReadFile(filepath.Join(dir, "a"))
+	require.NoError(t, err)
+	require.Equal(t, "two", string(b))
+	got, err := f.read(dir + "/a")
+	require.NoError(t, err)
+	require.Equal(t, "two", got)
+
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "a"), []byte("OUTSIDE"), 0o644))
+	require.NoError(t, os.Rename(dir, dir+".moved"))
+	require.NoError(t, os.Symlink(outside, dir))
+	got, err = f.read(dir + "/a")
+	require.NotEqual(t, "OUTSIDE", got, "a link in the directory's place is not followed")
+	require.Equal(t, "two", got, "the directory open is still served")
+	require.NoError(t, err)
+}
+
 func TestFileService_unknownSession(t *testing.T) {
 	t.Parallel()
 	f := serveFiles(t, t.TempDir())
@@ -500,7 +531,7 @@ func FuzzResolve(f *testing.F) {
 		if !strings.HasPrefix(p, "/") {
 			path = root + "/" + p
 		}
-		rel, err := sfs.resolve(path)
+		rel, err := sfs.resolve(sfs.current(), path)
 		if err != nil {
 			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) {
