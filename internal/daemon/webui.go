@@ -14,7 +14,7 @@ func (d *daemon) newUI() (api.UI, error) {
 	if d.cfg.HTTPAddr == "" {
 		return nil, nil
 	}
-	ui, err := webui.New(webui.Config{KeyPath: filepath.Join(d.cfg.DataDir, webui.KeyFile), Logger: d.log})
+	ui, err := webui.New(webui.Config{StatePath: filepath.Join(d.cfg.DataDir, webui.StateFile), Logger: d.log})
 	if err != nil {
 		return nil, fmt.Errorf("start web ui: %w", err)
 	}

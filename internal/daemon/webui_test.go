@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
@@ -147,6 +149,16 @@ func signInLink(t *testing.T, r *running) string {
 	return m[1]
 }
 
+// signIn opens a sign-in link as a person does: the link shows a page
+// with a button, and the click signs the browser in and lands on the UI.
+func (p *page) signIn(link string) {
+	p.t.Helper()
+	p.do(chromedp.Navigate(link))
+	p.waitFor("the sign-in button", `document.querySelector('form[action="/signin"] button[type=submit]') !== null`)
+	p.do(chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type=submit]`)), chromedp.WaitReady(chromedp.CSS(`#conn`)))
+	p.waitFor("the signed-in page", `location.pathname === '/' && location.search === '' && document.querySelector('#conn') !== null`)
+}
+
 // js quotes s as a JavaScript string.
 func js(s string) string { return fmt.Sprintf("%q", s) }
 
@@ -180,7 +192,13 @@ func TestWebUI_roomLiveAndDelivery(t *testing.T) {
 
 	link := signInLink(t, r)
 	p := openBrowser(t)
+	// Fetching the link, as a chat app's link preview would, spends
+	// nothing: the page only shows a button.
 	p.do(chromedp.Navigate(link))
+	p.waitFor("the sign-in page", `document.querySelector('form[action="/signin"]') !== null`)
+	require.Equal(t, "", p.eval(`document.cookie`))
+	p.screenshot("webui-signin")
+	p.signIn(link)
 	p.waitFor("the rooms list", `document.querySelector('a[data-room=`+js(room.ID)+`]') !== null`)
 	loc := p.eval(`location.href`)
 	require.Equal(t, "http://"+st.HTTPAddr+"/", loc, "the token was exchanged and left the address")
@@ -277,6 +295,26 @@ func TestWebUI_roomLiveAndDelivery(t *testing.T) {
 	require.Equal(t, "200", status)
 	refused := p.eval(`fetch('/v1/rooms/` + room.ID + `/messages', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({text: '@` + agent.Handle + ` forged'})}).then(r => r.json()).then(b => b.error.code)`)
 	require.Equal(t, string(wire.CodePermissionDenied), refused)
+
+	// Sign out with the header's button: the page says so, and the
+	// session is over in the daemon, not only in this browser.
+	got, err := chromedp.Call(p.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{"http://" + st.HTTPAddr + "/"}})
+	require.NoError(t, err)
+	cookies := got.Cookies
+	require.Len(t, cookies, 1)
+	require.True(t, cookies[0].HTTPOnly)
+	require.Equal(t, network.CookieSameSiteStrict, cookies[0].SameSite)
+	p.do(chromedp.Click(chromedp.CSS(`#signout`)))
+	p.waitFor("the signed-out dialog", `document.querySelector('#conn').dataset.state === 'signedout' && (document.querySelector('[role=alertdialog]') || {textContent: ''}).textContent.includes('signed out')`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+st.HTTPAddr+"/v1/status", nil)
+	require.NoError(t, err)
+	req.AddCookie(&http.Cookie{Name: cookies[0].Name, Value: cookies[0].Value})
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the cookie, replayed after sign-out")
+	p.do(chromedp.Navigate(link))
+	p.waitFor("the spent link's page", `document.body.textContent.includes('already used')`)
 }
 
 // TestWebUI_reconnectsAcrossRestart: with a room open in the page, the
@@ -300,7 +338,7 @@ func TestWebUI_reconnectsAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 
 	p := openBrowser(t)
-	p.do(chromedp.Navigate(signInLink(t, r)))
+	p.signIn(signInLink(t, r))
 	p.do(chromedp.Navigate("http://" + st.HTTPAddr + "/#/rooms/" + room.ID))
 	p.waitFor("the room", `document.querySelector('#compose') !== null && document.querySelector('#conn').dataset.state === 'live'`)
 	first, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@coder before the restart"})
@@ -387,7 +425,7 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "the agent's session in the room")
 
 	p := openBrowser(t)
-	p.do(chromedp.Navigate(signInLink(t, r)))
+	p.signIn(signInLink(t, r))
 	p.do(chromedp.Navigate("http://" + st.HTTPAddr + "/#/rooms/" + room.ID))
 	p.waitFor("the room", `document.querySelector('#compose') !== null && document.querySelector('#conn').dataset.state === 'live'`)
 

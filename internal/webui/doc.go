@@ -15,13 +15,28 @@
 //
 // Signing in: the daemon mints a one-time login token (LoginToken) and
 // prints the URL http://HOST:PORT/?token=TOKEN; `jam ui` mints another
-// over the unix socket. Opening it exchanges the token for a session
-// cookie (HttpOnly, SameSite=Strict, named after the port because
-// browsers do not scope cookies by port) and redirects to /; the token is
-// then spent. No other credential opens the UI. The cookie is stateless,
-// signed with HMAC-SHA256 under the key in KeyFile (mode 0600 in the data
-// directory), so a signed-in tab survives a daemon restart; deleting the
-// key signs every browser out.
+// over the unix socket. A token works for TokenLifetime (10 minutes) and
+// once. Opening the link (GET) only shows a page with a Sign in button: a
+// link previewer or a prefetch that fetches it spends nothing. The button
+// posts the token (a plain HTML form, no script) to POST /signin, which
+// must come from this listener's page (Sec-Fetch-Site and Origin); that
+// spends the token, starts a session, sets its cookie (HttpOnly,
+// SameSite=Strict, Path=/, named after the port because browsers do not
+// scope cookies by port) and redirects to /. No other credential opens
+// the UI.
+//
+// Sessions are server-side: the cookie carries a random 32-byte id and
+// nothing else; the table keyed by the id's SHA-256 decides. A session
+// ends when the browser signs out (POST /signout deletes the row, so the
+// cookie replayed afterwards opens nothing), after IdleLifetime (12 hours)
+// without a request, or AbsoluteLifetime (7 days) after sign-in, in use or
+// not. At most MaxSessions (default 32) live at once; one more sign-in
+// ends the least recently used. The table is mirrored to StateFile (mode
+// 0600, hashes and times only) so a signed-in tab survives a daemon
+// restart; deleting the file, or a file that cannot be read, signs every
+// browser out. An event stream (GET /v1/events) already open when its
+// session ends runs on until it is closed: sessions are checked when a
+// request starts.
 //
 // Cross-site request forgery: the cookie is SameSite=Strict, but every
 // port of 127.0.0.1 is the same site, so Authorize also refuses requests

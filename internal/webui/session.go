@@ -1,128 +1,198 @@
 package webui
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
-// The session cookie is stateless: its value is a random id, the time it
-// was issued and the time it expires, with an HMAC-SHA256 over them under
-// the key in KeyFile. Nothing about sessions is kept in memory or in the
-// store, so a session survives a daemon restart (the browser tab that was
-// open keeps working), and deleting the key file signs every browser out.
+// Sessions are kept server-side, in a table keyed by the SHA-256 of a
+// random 32-byte id: the cookie carries the id and nothing else, and the
+// table (in memory, mirrored to StateFile) keeps only its hash, so neither
+// a dump of the process nor a copy of the file yields a usable cookie.
+// A session ends when it is signed out (the row is deleted), when it has
+// not been used for IdleLifetime, or AbsoluteLifetime after it began,
+// whichever comes first.
 const (
-	cookieVersion = "v1"
-	// payloadLen is issued (8 bytes) + expires (8) + id (16).
-	payloadLen = 8 + 8 + 16
-	keyLen     = 32
+	// IdleLifetime ends a session nobody has used for this long.
+	IdleLifetime = 12 * time.Hour
+	// AbsoluteLifetime ends a session this long after its sign-in, used
+	// or not.
+	AbsoluteLifetime = 7 * 24 * time.Hour
+	// TokenLifetime is how long a sign-in link works after it was minted.
+	TokenLifetime = 10 * time.Minute
+	// DefaultMaxSessions bounds the live sessions; signing in once more
+	// ends the one used least recently.
+	DefaultMaxSessions = 32
+
+	idLen = 32
+	// touchEvery is how stale the file's last-use time of a session may
+	// get: a request refreshes it in memory at once, and in the file
+	// once this much later.
+	touchEvery = time.Minute
+	// stateVersion is the format of StateFile.
+	stateVersion = 1
+	// maxStateBytes bounds what loadState reads.
+	maxStateBytes = 1 << 20
 )
 
-// loadKey reads the session key at path, creating it (mode 0600) when it
-// does not exist yet.
-func loadKey(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
+type idHash [sha256.Size]byte
+
+// session is one row of the table.
+type session struct {
+	Created  time.Time
+	LastSeen time.Time
+	// saved is the LastSeen the file holds.
+	saved time.Time
+}
+
+// expired says why s is over at now, or "" when it is live.
+func (s *session) expired(now time.Time, idle, absolute time.Duration) string {
 	switch {
-	case err == nil:
-		key, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-		if err != nil || len(key) != keyLen {
-			return nil, fmt.Errorf("web ui key %s is not %d hex-encoded bytes; delete it to make a new one (every browser signs in again)", path, keyLen)
+	case !now.Before(s.Created.Add(absolute)):
+		return "session expired"
+	case !now.Before(s.LastSeen.Add(idle)):
+		return "session expired after being idle"
+	}
+	return ""
+}
+
+// stateFile is the file form of the session table.
+type stateFile struct {
+	Version  int            `json:"version"`
+	Sessions []stateSession `json:"sessions"`
+}
+
+type stateSession struct {
+	// IDHash is the hex SHA-256 of the session id.
+	IDHash   string `json:"id_hash"`
+	Created  int64  `json:"created"`   // unix seconds
+	LastSeen int64  `json:"last_seen"` // unix seconds
+}
+
+// decodeState parses StateFile. It refuses anything it did not write.
+func decodeState(raw []byte) (map[idHash]*session, error) {
+	var f stateFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("web ui sessions: %w", err)
+	}
+	if f.Version != stateVersion {
+		return nil, fmt.Errorf("web ui sessions: version %d, want %d", f.Version, stateVersion)
+	}
+	out := make(map[idHash]*session, len(f.Sessions))
+	for i, s := range f.Sessions {
+		b, err := hex.DecodeString(s.IDHash)
+		if err != nil || len(b) != sha256.Size {
+			return nil, fmt.Errorf("web ui sessions: entry %d: id_hash is not %d hex-encoded bytes", i, sha256.Size)
 		}
-		return key, nil
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("read web ui key: %w", err)
+		if s.Created <= 0 || s.LastSeen < s.Created {
+			return nil, fmt.Errorf("web ui sessions: entry %d: bad times", i)
+		}
+		var h idHash
+		copy(h[:], b)
+		t := time.Unix(s.LastSeen, 0)
+		out[h] = &session{Created: time.Unix(s.Created, 0), LastSeen: t, saved: t}
 	}
-	key := make([]byte, keyLen)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("generate web ui key: %w", err)
+	return out, nil
+}
+
+func encodeState(table map[idHash]*session) ([]byte, error) {
+	f := stateFile{Version: stateVersion, Sessions: make([]stateSession, 0, len(table))}
+	for h, s := range table {
+		f.Sessions = append(f.Sessions, stateSession{IDHash: hex.EncodeToString(h[:]), Created: s.Created.Unix(), LastSeen: s.LastSeen.Unix()})
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".uikey-*")
+	return json.Marshal(f)
+}
+
+// loadState reads the session table at path; a missing file is an empty
+// table. A file it cannot read is reported and replaced by an empty table
+// (every browser signs in again): it holds nothing worth more.
+func (u *UI) loadState() {
+	f, err := os.Open(u.cfg.StatePath)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
 	if err != nil {
-		return nil, fmt.Errorf("write web ui key: %w", err)
+		u.log.Warn("web ui sessions unreadable; every browser signs in again", "err", err)
+		return
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
+	if err == nil && len(raw) > maxStateBytes {
+		err = fmt.Errorf("over %d bytes", maxStateBytes)
+	}
+	if err != nil {
+		u.log.Warn("web ui sessions unreadable; every browser signs in again", "err", err)
+		return
+	}
+	table, err := decodeState(raw)
+	if err != nil {
+		u.log.Warn("web ui sessions unreadable; every browser signs in again", "err", err)
+		return
+	}
+	now := u.cfg.Now()
+	for h, s := range table {
+		if s.expired(now, u.cfg.IdleLifetime, u.cfg.AbsoluteLifetime) == "" {
+			u.sessions[h] = s
+		}
+	}
+}
+
+// save writes the session table to StatePath (mode 0600, replaced
+// atomically). fileMu orders the writes, so the file never goes back to
+// an older table; mu is held only to copy the table.
+func (u *UI) save() error {
+	if u.cfg.StatePath == "" {
+		return nil
+	}
+	u.fileMu.Lock()
+	defer u.fileMu.Unlock()
+	u.mu.Lock()
+	raw, err := encodeState(u.sessions)
+	for _, s := range u.sessions {
+		s.saved = s.LastSeen
+	}
+	u.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("save web ui sessions: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(u.cfg.StatePath), ".uisessions-*")
+	if err != nil {
+		return fmt.Errorf("save web ui sessions: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(hex.EncodeToString(key) + "\n")
+	_, werr := tmp.Write(raw)
 	if werr == nil {
 		werr = tmp.Sync()
 	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), u.cfg.StatePath)
+	}
 	if werr != nil {
-		return nil, fmt.Errorf("write web ui key: %w", werr)
+		return fmt.Errorf("save web ui sessions: %w", werr)
 	}
-	// Link, not rename: a daemon is the only writer (it holds the data
-	// directory lock), but a key some earlier run wrote must never be
-	// replaced silently.
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return loadKey(path)
-		}
-		return nil, fmt.Errorf("write web ui key: %w", err)
-	}
-	return key, nil
+	return nil
 }
 
-// sessionCookie is what a valid cookie says.
-type sessionCookie struct {
-	Issued  time.Time
-	Expires time.Time
-}
-
-// sign returns the cookie value of a new session issued at now.
-func sign(key []byte, now time.Time, ttl time.Duration) (string, error) {
-	var p [payloadLen]byte
-	binary.BigEndian.PutUint64(p[0:8], uint64(now.Unix()))
-	binary.BigEndian.PutUint64(p[8:16], uint64(now.Add(ttl).Unix()))
-	if _, err := rand.Read(p[16:]); err != nil {
-		return "", fmt.Errorf("generate session id: %w", err)
+// saveOrLog saves the table, logging a failure: the table in memory stays
+// authoritative for this run.
+func (u *UI) saveOrLog() {
+	if err := u.save(); err != nil {
+		u.log.Warn("web ui sessions not saved", "err", err)
 	}
-	enc := base64.RawURLEncoding
-	return cookieVersion + "." + enc.EncodeToString(p[:]) + "." + enc.EncodeToString(mac(key, p[:])), nil
-}
-
-// verify checks a cookie value: its form, its MAC, and that it has not
-// expired at now.
-func verify(key []byte, value string, now time.Time) (sessionCookie, error) {
-	parts := strings.Split(value, ".")
-	if len(parts) != 3 || parts[0] != cookieVersion {
-		return sessionCookie{}, errors.New("malformed session cookie")
-	}
-	enc := base64.RawURLEncoding
-	p, err := enc.DecodeString(parts[1])
-	if err != nil || len(p) != payloadLen {
-		return sessionCookie{}, errors.New("malformed session cookie")
-	}
-	sum, err := enc.DecodeString(parts[2])
-	if err != nil || !hmac.Equal(sum, mac(key, p)) {
-		return sessionCookie{}, errors.New("session cookie is not signed by this daemon's key")
-	}
-	s := sessionCookie{
-		Issued:  time.Unix(int64(binary.BigEndian.Uint64(p[0:8])), 0),
-		Expires: time.Unix(int64(binary.BigEndian.Uint64(p[8:16])), 0),
-	}
-	if !now.Before(s.Expires) {
-		return sessionCookie{}, errors.New("session expired")
-	}
-	return s, nil
-}
-
-func mac(key, payload []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte("jam web ui session " + cookieVersion + "\x00"))
-	h.Write(payload)
-	return h.Sum(nil)
 }
 
 // cookieName names the session cookie of the listener a request reached.
@@ -135,21 +205,53 @@ func cookieName(host string) string {
 	return "jam_ui"
 }
 
-// setSession writes a new session cookie for the listener of r.
-func (u *UI) setSession(w http.ResponseWriter, r *http.Request) error {
-	value, err := sign(u.key, u.cfg.Now(), u.cfg.SessionTTL)
-	if err != nil {
-		return err
+// startSession adds a session to the table and sets its cookie for the
+// listener of r. Past MaxSessions the least recently used one ends.
+func (u *UI) startSession(w http.ResponseWriter, r *http.Request) error {
+	var id [idLen]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return fmt.Errorf("generate session id: %w", err)
+	}
+	value := base64.RawURLEncoding.EncodeToString(id[:])
+	now := u.cfg.Now()
+	u.mu.Lock()
+	u.pruneLocked(now)
+	for len(u.sessions) >= u.cfg.MaxSessions {
+		var oldest idHash
+		var at time.Time
+		first := true
+		for h, s := range u.sessions {
+			if first || s.LastSeen.Before(at) {
+				oldest, at, first = h, s.LastSeen, false
+			}
+		}
+		delete(u.sessions, oldest)
+	}
+	u.sessions[sha256.Sum256([]byte(value))] = &session{Created: now, LastSeen: now}
+	u.mu.Unlock()
+	if err := u.save(); err != nil {
+		// A session the file does not hold would end at the next
+		// restart; say so, but the sign-in stands.
+		u.log.Warn("web ui sessions not saved", "err", err)
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName(r.Host),
 		Value:    value,
 		Path:     "/",
-		MaxAge:   int(u.cfg.SessionTTL / time.Second),
+		MaxAge:   int(u.cfg.AbsoluteLifetime / time.Second),
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 	})
 	return nil
+}
+
+// pruneLocked drops the sessions that are over at now. u.mu is held.
+func (u *UI) pruneLocked(now time.Time) {
+	for h, s := range u.sessions {
+		if s.expired(now, u.cfg.IdleLifetime, u.cfg.AbsoluteLifetime) != "" {
+			delete(u.sessions, h)
+		}
+	}
 }
 
 // clearSession expires the session cookie of the listener of r.
@@ -157,13 +259,41 @@ func clearSession(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName(r.Host), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
-// session returns the valid session r carries.
-func (u *UI) session(r *http.Request) (sessionCookie, error) {
+// session checks the session r carries and records its use.
+func (u *UI) session(r *http.Request) (idHash, error) {
 	c, err := r.Cookie(cookieName(r.Host))
-	if err != nil {
-		return sessionCookie{}, errors.New("no web ui session")
+	if err != nil || c.Value == "" {
+		return idHash{}, errors.New("no web ui session")
 	}
-	return verify(u.key, c.Value, u.cfg.Now())
+	h := sha256.Sum256([]byte(c.Value))
+	now := u.cfg.Now()
+	u.mu.Lock()
+	s, ok := u.sessions[h]
+	if !ok {
+		u.mu.Unlock()
+		return idHash{}, errors.New("not signed in: the session is unknown, signed out, or ended")
+	}
+	if why := s.expired(now, u.cfg.IdleLifetime, u.cfg.AbsoluteLifetime); why != "" {
+		delete(u.sessions, h)
+		u.mu.Unlock()
+		u.saveOrLog()
+		return idHash{}, errors.New(why)
+	}
+	s.LastSeen = now
+	stale := now.Sub(s.saved) >= touchEvery
+	u.mu.Unlock()
+	if stale {
+		u.saveOrLog()
+	}
+	return h, nil
+}
+
+// endSession deletes one session: its cookie opens nothing any more.
+func (u *UI) endSession(h idHash) {
+	u.mu.Lock()
+	delete(u.sessions, h)
+	u.mu.Unlock()
+	u.saveOrLog()
 }
 
 // hashToken is how a login token is kept in memory: a dump of the process

@@ -128,7 +128,10 @@ type signInPage struct {
 	Reason string
 	// Home links back to the UI instead of explaining how to sign in.
 	Home bool
-	Base string
+	// Token, when set, makes the page the sign-in step of a link: a form
+	// whose button posts the token to /signin.
+	Token string
+	Base  string
 }
 
 func (u *UI) page(w http.ResponseWriter, status int, p signInPage) {
@@ -160,11 +163,17 @@ const pageTemplate = `<!doctype html>
 <body class="plain">
 <main id="main" class="signin">
 <h1><img src="{{.Base}}icon.svg" alt="" width="32" height="32"> {{.Title}}</h1>
-<p>{{.Reason}}</p>
+{{if .Token}}<p>Sign this browser in to the jam daemon on this machine. The link works once, and for a few minutes after it was printed.</p>
+<form method="post" action="/signin">
+<input type="hidden" name="token" value="{{.Token}}">
+<p><button type="submit" id="signin" class="btn" autofocus>Sign in</button></p>
+</form>
+<p>Did not open this link yourself? Close this page.</p>
+{{else}}<p>{{.Reason}}</p>
 {{if .Home}}<p><a href="/">Go to jam</a></p>{{else}}
 <p>Sign in with the one-time link the daemon prints when it starts (<code>jam up</code>), or get a new one on this machine with:</p>
 <pre><code>jam ui</code></pre>
-<p>The link works once: it signs this browser in with a cookie and then stops working.</p>{{end}}
+<p>The link works once, within 10 minutes: it signs this browser in with a cookie and then stops working.</p>{{end}}{{end}}
 </main>
 </body>
 </html>

@@ -14,6 +14,7 @@ import { mountAgentSessions, mountSession } from './sessions.js';
 
 const main = document.getElementById('main');
 const conn = document.getElementById('conn');
+const signoutBtn = document.getElementById('signout');
 const sidebar = mountSidebar(document.getElementById('sidebar'));
 
 const routes = [
@@ -82,18 +83,39 @@ function setConn(s) {
 }
 feed.on('state', setConn);
 
-// Signed out (the session expired or the key was replaced).
+// Signed out: by the button, or because the session ended (idle,
+// too old, signed out elsewhere, or its state file was removed).
 let signedOut = false;
+let byButton = false;
 window.addEventListener('jam:signedout', () => {
   if (signedOut) return;
   signedOut = true;
   feed.stop();
   setConn('signedout');
+  signoutBtn.hidden = true;
+  const why = byButton ? 'This browser is signed out. ' : 'This browser\'s session is no longer valid. ';
   const dialog = h('div', { class: 'signin', role: 'alertdialog', tabindex: '-1', 'aria-modal': 'true', 'aria-labelledby': 'so-title', 'aria-describedby': 'so-text' },
     h('h1', { id: 'so-title' }, 'Signed out'),
-    h('p', { id: 'so-text' }, 'This browser\'s session is no longer valid. Open a new sign-in link: run ', h('code', null, 'jam ui'), ' on this machine.'));
+    h('p', { id: 'so-text' }, why + 'Open a new sign-in link: run ', h('code', null, 'jam ui'), ' on this machine.'));
   document.body.append(h('div', { class: 'overlay' }, dialog));
   dialog.focus();
+});
+
+// Sign-out ends the session in the daemon: the cookie opens nothing
+// afterwards, even if it was copied.
+signoutBtn.addEventListener('click', async () => {
+  signoutBtn.disabled = true;
+  try {
+    const res = await fetch('/signout', { method: 'POST', headers: { 'X-Jam-UI': '1' }, credentials: 'same-origin', cache: 'no-store' });
+    if (res.ok || res.status === 401) {
+      byButton = true;
+      window.dispatchEvent(new CustomEvent('jam:signedout'));
+      return;
+    }
+  } catch {
+    // The daemon does not answer; the button stays for another try.
+  }
+  signoutBtn.disabled = false;
 });
 
 // While the stream is down, ask once whether the session still holds: an
