@@ -95,6 +95,14 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if st.Store.Error != "" {
 		fmt.Fprintf(w, "  store error  %s\n", st.Store.Error)
 	}
+	switch c := st.Store.Check; c.State {
+	case wire.StoreCheckOK:
+		fmt.Fprintf(w, "  store check  ok (%.1f s)\n", c.Seconds)
+	case wire.StoreCheckFailed:
+		fmt.Fprintf(w, "  store check  FAILED: %s\n", c.Detail)
+	case wire.StoreCheckRunning:
+		fmt.Fprintf(w, "  store check  running\n")
+	}
 	fmt.Fprintf(w, "  workspace    %s (%s)\n", st.Workspace.Name, st.Workspace.ID)
 	if b := st.Band; b.Mode == "embedded" {
 		fmt.Fprintf(w, "  hub          %s (owner key in %s)\n", b.URL, b.OwnerKeyFile)

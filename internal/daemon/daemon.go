@@ -98,6 +98,7 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 	if err := d.storage.watch(filepath.Join(d.cfg.DataDir, datadir.StoreFile)); err != nil {
 		return err
 	}
+	d.startStoreCheck(stack)
 
 	ws, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](d.minter), Name: DefaultWorkspace, At: time.Now()})
 	if err != nil {
@@ -176,7 +177,7 @@ func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
 		DataDir:       d.cfg.DataDir,
 		Socket:        filepath.Join(d.cfg.DataDir, datadir.SocketFile),
 		HTTPAddr:      d.api.HTTPAddr(),
-		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, Error: d.storage.problem()},
+		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, Error: d.storage.problem(), Check: d.storage.checkResult()},
 		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
 		Band:          d.band.status(),
 	}

@@ -1,12 +1,15 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
 )
@@ -24,9 +27,66 @@ type storageHealth struct {
 	path string
 	file os.FileInfo
 
-	mu   sync.Mutex
-	err  error     // guarded by mu: the last refusal, nil when healthy
-	when time.Time // guarded by mu
+	mu    sync.Mutex
+	err   error           // guarded by mu: the last refusal, nil when healthy
+	when  time.Time       // guarded by mu
+	check wire.StoreCheck // guarded by mu: the consistency check at start
+}
+
+// maxCheckProblems is how many of quick_check's problems status shows.
+const maxCheckProblems = 5
+
+// startStoreCheck runs the store's consistency check (SQLite's
+// quick_check) in the background: on a large database it reads every
+// page, and the daemon serves meanwhile. Status shows it running, then ok
+// or its first problems; a failure is logged as an error too. The stop
+// cancels it and waits for it.
+func (d *daemon) startStoreCheck(stack *stopStack) {
+	d.storage.mu.Lock()
+	d.storage.check = wire.StoreCheck{State: wire.StoreCheckRunning}
+	d.storage.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		begun := time.Now()
+		err := d.store.Check(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		res := wire.StoreCheck{State: wire.StoreCheckOK, Seconds: time.Since(begun).Seconds()}
+		if err != nil {
+			res.State, res.Detail = wire.StoreCheckFailed, firstProblems(err.Error())
+			d.log.Error("store check found damage; back up the data directory and restore jam.db from a copy", "err", err, "took", time.Since(begun))
+		} else {
+			d.log.Info("store check ok", "took", time.Since(begun).Round(time.Millisecond))
+		}
+		d.storage.mu.Lock()
+		d.storage.check = res
+		d.storage.mu.Unlock()
+	}()
+	stack.push("store check", func(context.Context) error {
+		cancel()
+		<-done
+		return nil
+	})
+}
+
+// firstProblems keeps the first maxCheckProblems of a check's "; "-joined
+// problems.
+func firstProblems(msg string) string {
+	parts := strings.SplitN(msg, "; ", maxCheckProblems+1)
+	if len(parts) > maxCheckProblems {
+		return strings.Join(parts[:maxCheckProblems], "; ") + "; …"
+	}
+	return msg
+}
+
+// checkResult is the consistency check's state.
+func (h *storageHealth) checkResult() wire.StoreCheck {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.check
 }
 
 // observe records err if it is a refused write.

@@ -90,6 +90,26 @@ type StoreStatus struct {
 	// Error is the last write the disk refused (full or not writable),
 	// while it lasts; empty when the store writes normally.
 	Error string `json:"error,omitempty"`
+	// Check is the store's consistency check (SQLite's quick_check),
+	// run once in the background when the daemon starts.
+	Check StoreCheck `json:"check"`
+}
+
+// The states of StoreCheck.
+const (
+	StoreCheckRunning = "running"
+	StoreCheckOK      = "ok"
+	StoreCheckFailed  = "failed"
+)
+
+// StoreCheck is the result of the store's consistency check.
+type StoreCheck struct {
+	// State is StoreCheckRunning, StoreCheckOK or StoreCheckFailed.
+	State string `json:"state"`
+	// Detail is, when the check failed, its first problems.
+	Detail string `json:"detail,omitempty"`
+	// Seconds is how long the check took, once it is over.
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // WorkspaceStatus names the daemon's default workspace.
