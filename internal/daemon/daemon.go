@@ -99,6 +99,7 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return err
 	}
 	d.startStoreCheck(stack)
+	d.startRetention(stack)
 
 	ws, err := st.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](d.minter), Name: DefaultWorkspace, At: time.Now()})
 	if err != nil {

@@ -20,6 +20,8 @@ type Store interface {
 	RoomCache // the human room feed's cache and attention items
 	// Quarantine keeps spool and queue records that can no longer be read.
 	Quarantine
+	// RuntimeRetention prunes the owned runtimes' history.
+	RuntimeRetention
 
 	// Info describes the open store.
 	Info(ctx context.Context) (Info, error)
