@@ -63,7 +63,10 @@ type Messaging interface {
 	// SpoolMoveBatch moves several spool entries to the queue in one
 	// transaction, each exactly as SpoolMove would; rows[i].Seq names the
 	// entry. An entry that is gone yields MoveMissing instead of an error,
-	// so one stale entry never fails its batch-mates.
+	// so one stale entry never fails its batch-mates. A move that would
+	// leave its peer with more than MaxQueuedPerPeer queue rows moves
+	// nothing and fails with jam.ErrUnavailable: the entries stay in the
+	// spool (SpoolMove likewise).
 	SpoolMoveBatch(ctx context.Context, rows []QueueRow) ([]SpoolMoved, error)
 	// SpoolDrop deletes a spool entry that is consumed without queueing (a
 	// system marker), recording the message as settled.

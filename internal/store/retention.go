@@ -55,6 +55,13 @@ func (p RuntimePruneParams) Validate() error {
 	return nil
 }
 
+// MaxQueuedPerPeer bounds the queue rows of one peer (an agent), routed
+// or not. Queue rows are messages not yet settled, so they are never
+// pruned; past the bound, moves to the queue are refused and the messages
+// wait in the spool, whose own per-peer bound then holds them back on
+// Band. Well above the 100,000-message backlog the benchmarks recover.
+const MaxQueuedPerPeer = 250_000
+
 // RuntimePruned counts what RuntimePrune deleted.
 type RuntimePruned struct {
 	Turns      int // turns, with their executions and journal

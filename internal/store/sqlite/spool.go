@@ -544,6 +544,9 @@ func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (s
 		if err == nil && out.Outcome == store.MoveMissing {
 			return jam.ErrNotFound
 		}
+		if err == nil {
+			err = s.queueCap.queued(ctx, tx, []store.SpoolMoved{out})
+		}
 		return err
 	})
 	if err != nil {
@@ -578,7 +581,7 @@ func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]st
 			}
 			out[i] = m
 		}
-		return nil
+		return s.queueCap.queued(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, err

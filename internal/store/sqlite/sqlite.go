@@ -41,6 +41,9 @@ type Config struct {
 	// CheckpointTruncateBytes is the -wal file size above which a checkpoint
 	// also truncates the file. Default 64 MiB.
 	CheckpointTruncateBytes int64
+	// MaxQueuedPerPeer bounds one peer's queue rows; default
+	// store.MaxQueuedPerPeer. See queueCap.
+	MaxQueuedPerPeer int
 }
 
 func (c Config) withDefaults() Config {
@@ -55,6 +58,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CheckpointTruncateBytes == 0 {
 		c.CheckpointTruncateBytes = 64 << 20
+	}
+	if c.MaxQueuedPerPeer == 0 {
+		c.MaxQueuedPerPeer = store.MaxQueuedPerPeer
 	}
 	return c
 }
@@ -94,6 +100,7 @@ type Store struct {
 	stmts        stmtCache        // hot statements, prepared on the writer; see stmtcache.go
 	eventInserts eventInsertCache // prepared on the writer; see events.go
 	marks        markGroup        // queue marks committed together; see markgroup.go
+	queueCap     queueCap         // the bound of one peer's queue; see queuecap.go
 
 	truncateBytes int64
 	stopCkpt      context.CancelFunc
@@ -143,7 +150,8 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 		return nil, err
 	}
 
-	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), truncateBytes: cfg.CheckpointTruncateBytes}
+	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), truncateBytes: cfg.CheckpointTruncateBytes,
+		queueCap: queueCap{max: cfg.MaxQueuedPerPeer, room: map[queueCapKey]int{}}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.closeDBs())
