@@ -16,4 +16,14 @@
 // wrap [jam.ErrInvalid]; a write against a missing parent (a setting of an
 // unknown workspace) wraps [jam.ErrNotFound]. Times are stored as UTC
 // microseconds and returned in UTC.
+//
+// Bounds: what grows with use is bounded. Settled tombstones and finished
+// reply intents are pruned by age (Messaging.RetentionPrune), the
+// unrouted bucket by age and count, events by count and age, and the
+// owned runtimes' history per session by [RuntimeRetention] (newest turns
+// with their output, executions and journal; stored output bytes; newest
+// messages), which never deletes a turn that is not terminal or a message
+// still waiting for one. Queue rows are unsettled messages and are never
+// pruned: one peer's queue holds at most [MaxQueuedPerPeer] rows, and a
+// move past that is refused, so the messages wait in the spool.
 package store
