@@ -55,8 +55,8 @@ ORDER BY id LIMIT ?2`
 )
 
 // retentionTurnBatch bounds the turns one transaction of RuntimePrune
-// deletes, so that a first prune of a large history does not hold the
-// writer for long.
+// deletes (Store.pruneBatch), so that a first prune of a large history
+// does not hold the writer for long.
 const retentionTurnBatch = 500
 
 // RuntimePrune implements [store.RuntimeRetention].
@@ -70,7 +70,7 @@ func (s *Store) RuntimePrune(ctx context.Context, p store.RuntimePruneParams) (s
 		err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 			counts := []*int{&out.Output, &out.Executions, &out.Journal, &n}
 			for i, q := range []string{retentionOutputOfDoomed, retentionExecutionsOfDoomed, retentionJournalOfDoomed, retentionDoomedTurns} {
-				k, err := execCount(ctx, tx, q, p.KeepTurns, retentionTurnBatch)
+				k, err := execCount(ctx, tx, q, p.KeepTurns, s.pruneBatch)
 				if err != nil {
 					return err
 				}
@@ -82,7 +82,7 @@ func (s *Store) RuntimePrune(ctx context.Context, p store.RuntimePruneParams) (s
 			return out, fmt.Errorf("runtime prune turns: %w", err)
 		}
 		out.Turns += n
-		if n < retentionTurnBatch {
+		if n < s.pruneBatch {
 			break
 		}
 	}

@@ -101,6 +101,7 @@ type Store struct {
 	eventInserts eventInsertCache // prepared on the writer; see events.go
 	marks        markGroup        // queue marks committed together; see markgroup.go
 	queueCap     queueCap         // the bound of one peer's queue; see queuecap.go
+	pruneBatch   int              // turns per RuntimePrune transaction; see runtime_retention.go
 
 	truncateBytes int64
 	stopCkpt      context.CancelFunc
@@ -151,7 +152,7 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 	}
 
 	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), truncateBytes: cfg.CheckpointTruncateBytes,
-		queueCap: queueCap{max: cfg.MaxQueuedPerPeer, room: map[queueCapKey]int{}}}
+		queueCap: queueCap{max: cfg.MaxQueuedPerPeer, room: map[queueCapKey]int{}}, pruneBatch: retentionTurnBatch}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.closeDBs())
