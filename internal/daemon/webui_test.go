@@ -287,6 +287,7 @@ func TestWebUI_roomLiveAndDelivery(t *testing.T) {
 
 	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="status"]`)))
 	p.waitFor("the status page", `document.querySelectorAll('.card').length === 4 && document.body.textContent.includes('sqlite')`)
+	p.waitFor("the store check", `document.querySelector('[data-check="ok"]') !== null`)
 	p.screenshot("webui-status")
 
 	// The session works for the API from the page (GET) and refuses a

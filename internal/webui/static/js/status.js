@@ -19,6 +19,8 @@ export function mountStatus(main) {
     if (!st) return;
     const band = st.band || {};
     const prev = st.previous_run;
+    const check = st.store.check || {};
+    const storeBad = check.state === 'failed' || !!st.store.error;
     const streamState = { live: 'live', reconnecting: 'reconnecting…', connecting: 'connecting…' }[feed.state] || feed.state;
     cards.replaceChildren(
       h('section', { class: 'card', 'aria-labelledby': 'st-daemon' },
@@ -45,11 +47,14 @@ export function mountStatus(main) {
           band.error && ['Last error', h('span', { class: 'bad' }, band.error)],
         ])),
       h('section', { class: 'card', 'aria-labelledby': 'st-store' },
-        h('h2', { id: 'st-store' }, 'Store'),
+        h('h2', { id: 'st-store' }, h('span', { class: 'chip', dataset: { status: storeBad ? 'failed' : 'online' } }, storeBad ? 'error' : 'ok'), 'Store'),
         kv([
           ['Driver', st.store.driver],
           ['Location', h('code', null, st.store.location)],
           ['Schema version', String(st.store.schema_version)],
+          ['Check at start', check.state === 'failed' ? h('span', { class: 'bad', dataset: { check: 'failed' } }, `failed: ${check.detail}`)
+            : h('span', { dataset: { check: check.state || '' } }, check.state === 'ok' ? `ok (${(check.seconds || 0).toFixed(1)} s)` : (check.state || '—'))],
+          st.store.error && ['Last error', h('span', { class: 'bad' }, st.store.error)],
         ])),
       h('section', { class: 'card', 'aria-labelledby': 'st-stream' },
         h('h2', { id: 'st-stream' }, h('span', { class: 'chip', dataset: { status: feed.state === 'live' ? 'online' : 'connecting' } }, streamState), 'Event stream'),
