@@ -39,6 +39,7 @@ var layers = map[string]layer{
 	"internal/version":         mechanism,
 	"internal/config":          mechanism,
 	"internal/datadir":         mechanism,
+	"internal/connlimit":       mechanism,
 	"internal/arch":            mechanism,
 	"internal/mention":         mechanism,
 	"internal/band/phoenix":    mechanism,
