@@ -224,6 +224,7 @@ func (s *Server) handleWaitInbox(w http.ResponseWriter, r *http.Request) {
 	if req.TimeoutMS > 0 {
 		timeout = time.Duration(req.TimeoutMS) * time.Millisecond
 	}
+	s.holdWrite(w, timeout)
 	ctx, cancel := s.holdContext(r.Context(), timeout)
 	defer cancel()
 	inbox, err := s.backend.WaitInbox(ctx, req)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/connlimit"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -98,8 +100,26 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
-	// ReadHeaderTimeout bounds slow clients; default 10s.
+	// ReadHeaderTimeout bounds the reading of a request's headers; default
+	// 10s.
 	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the reading of a whole request, headers and body,
+	// so a body that never comes does not hold a connection; default 30s.
+	// Once the body is read the handler runs without a read deadline.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds an answer, from the end of the request's
+	// headers; default 2m. A long poll (waitInbox) extends it by its wait,
+	// and an event stream sets a deadline per write instead.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long; default
+	// 60s.
+	IdleTimeout time.Duration
+	// MaxSocketConns and MaxHTTPConns cap the connections held on the unix
+	// socket and on the TCP listener, each on its own, so a flood of TCP
+	// connections never keeps the CLI out; defaults 256 and 512. At the
+	// cap the connection idle longest is closed (see package connlimit).
+	MaxSocketConns int
+	MaxHTTPConns   int
 	// Heartbeat is the interval of the comment lines that keep a
 	// Server-Sent Events stream alive; default 15s.
 	Heartbeat time.Duration
@@ -132,6 +152,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadHeaderTimeout == 0 {
 		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 2 * time.Minute
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 60 * time.Second
+	}
+	if c.MaxSocketConns == 0 {
+		c.MaxSocketConns = 256
+	}
+	if c.MaxHTTPConns == 0 {
+		c.MaxHTTPConns = 512
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = 15 * time.Second
@@ -256,17 +291,26 @@ func (s *Server) Start(ctx context.Context) error {
 
 	for _, ln := range listeners {
 		tr := ln.tr
+		limit, name := s.cfg.MaxSocketConns, "control socket"
+		if tr == viaTCP {
+			limit, name = s.cfg.MaxHTTPConns, "http api"
+		}
+		l := connlimit.New(ln.l, limit, name, s.log)
 		srv := &http.Server{
-			Handler:           ln.h,
+			Handler:           s.bounded(ln.h),
 			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			ReadTimeout:       s.cfg.ReadTimeout,
+			WriteTimeout:      s.cfg.WriteTimeout,
+			IdleTimeout:       s.cfg.IdleTimeout,
+			ConnState:         l.ConnState,
 			BaseContext:       func(net.Listener) context.Context { return ctx },
 			ConnContext: func(c context.Context, _ net.Conn) context.Context {
 				return context.WithValue(c, transportKey{}, tr)
 			},
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+			// Accept errors (out of descriptors) and protocol errors.
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		}
 		s.servers = append(s.servers, srv)
-		l := ln.l
 		s.wg.Go(func() {
 			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.log.Error("serve", "addr", l.Addr().String(), "err", err)
@@ -275,6 +319,52 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.held, s.stopHeld = held, stopHeld
 	return nil
+}
+
+// bounded is the outermost handler of both listeners. API answers get
+// nosniff and no-store. The server's ReadTimeout bounds the reading of the
+// request, body included, so a body that never comes ends the connection;
+// once the body is read (at once when there is none) the read deadline is
+// lifted, because net/http's background read would otherwise cancel a
+// handler that runs past it. The answer stays bounded by WriteTimeout.
+func (s *Server) bounded(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(transportKey{}) == viaSocket || isAPIPath(r.URL.Path) {
+			h := w.Header()
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Cache-Control", "no-store")
+		}
+		rc := http.NewResponseController(w)
+		if r.Body == nil || r.Body == http.NoBody {
+			_ = rc.SetReadDeadline(time.Time{}) // the connection may be gone
+		} else {
+			r.Body = &liftOnEOF{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// liftOnEOF lifts the connection's read deadline once the request body has
+// been read to its end.
+type liftOnEOF struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *liftOnEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// holdWrite extends the answer's write deadline by d, for a request held
+// open that long (the waitInbox long poll).
+func (s *Server) holdWrite(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + s.cfg.WriteTimeout))
 }
 
 // HTTPAddr returns the bound TCP address, or "" when TCP is off.
