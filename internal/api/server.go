@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -321,12 +320,10 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// bounded is the outermost handler of both listeners. API answers get
-// nosniff and no-store. The server's ReadTimeout bounds the reading of the
-// request, body included, so a body that never comes ends the connection;
-// once the body is read (at once when there is none) the read deadline is
-// lifted, because net/http's background read would otherwise cancel a
-// handler that runs past it. The answer stays bounded by WriteTimeout.
+// bounded is the outermost handler of both listeners: API answers get
+// nosniff and no-store. (The server's ReadTimeout bounds the reading of a
+// request, body included; net/http lifts the read deadline itself once the
+// body is read, so a handler that runs longer keeps its context.)
 func (s *Server) bounded(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Value(transportKey{}) == viaSocket || isAPIPath(r.URL.Path) {
@@ -334,31 +331,8 @@ func (s *Server) bounded(next http.Handler) http.Handler {
 			h.Set("X-Content-Type-Options", "nosniff")
 			h.Set("Cache-Control", "no-store")
 		}
-		rc := http.NewResponseController(w)
-		if r.Body == nil || r.Body == http.NoBody {
-			_ = rc.SetReadDeadline(time.Time{}) // the connection may be gone
-		} else {
-			r.Body = &liftOnEOF{ReadCloser: r.Body, rc: rc}
-		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// liftOnEOF lifts the connection's read deadline once the request body has
-// been read to its end.
-type liftOnEOF struct {
-	io.ReadCloser
-	rc     *http.ResponseController
-	lifted bool
-}
-
-func (b *liftOnEOF) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) && !b.lifted {
-		b.lifted = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // holdWrite extends the answer's write deadline by d, for a request held
