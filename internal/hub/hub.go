@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/connlimit"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -50,6 +51,19 @@ type Config struct {
 	// SocketQueue bounds each socket's outbound queue, in frames; a socket
 	// whose queue overflows is closed. Default 256.
 	SocketQueue int
+	// MaxConns caps the connections the hub holds, WebSockets included;
+	// at the cap the one idle longest is closed (see package connlimit).
+	// Default 1024.
+	MaxConns int
+	// ReadHeaderTimeout, ReadTimeout (a whole request, body included),
+	// WriteTimeout (an answer) and IdleTimeout (a keep-alive connection
+	// between requests) bound slow or silent clients. Defaults 10s, 30s,
+	// 2m and 60s. A WebSocket is not bound by them once upgraded: its
+	// heartbeat timeout and per-frame write timeout apply.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
 }
 
 var handlePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -76,6 +90,21 @@ func (c Config) withDefaults() Config {
 	if c.SocketQueue == 0 {
 		c.SocketQueue = 256
 	}
+	if c.MaxConns == 0 {
+		c.MaxConns = 1024
+	}
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 2 * time.Minute
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 60 * time.Second
+	}
 	return c
 }
 
@@ -89,6 +118,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: activity TTL %s must be positive", jam.ErrInvalid, c.ActivityTTL)
 	case c.SocketQueue < 1:
 		return fmt.Errorf("%w: socket queue %d must be positive", jam.ErrInvalid, c.SocketQueue)
+	case c.MaxConns < 1:
+		return fmt.Errorf("%w: connection cap %d must be positive", jam.ErrInvalid, c.MaxConns)
+	case c.ReadHeaderTimeout < 0 || c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.IdleTimeout < 0:
+		return fmt.Errorf("%w: server timeouts must be positive", jam.ErrInvalid)
 	case !handlePattern.MatchString(c.OwnerHandle):
 		return fmt.Errorf("%w: owner handle %q must be lower-case letters, digits, '_', '.' or '-'", jam.ErrInvalid, c.OwnerHandle)
 	case !strings.Contains(c.OwnerEmail, "@"):
@@ -175,12 +208,18 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("start hub: %w", err)
 	}
+	limited := connlimit.New(ln, h.cfg.MaxConns, "hub", h.log)
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	srv := &http.Server{
 		Handler:           h.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: h.cfg.ReadHeaderTimeout,
+		ReadTimeout:       h.cfg.ReadTimeout,
+		WriteTimeout:      h.cfg.WriteTimeout,
+		IdleTimeout:       h.cfg.IdleTimeout,
+		ConnState:         limited.ConnState,
 		BaseContext:       func(net.Listener) context.Context { return runCtx },
-		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
+		// Accept errors (out of descriptors) and protocol errors.
+		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	h.db.Store(d)
 	h.srv, h.cancel, h.ownerKey = srv, cancel, key
@@ -188,7 +227,7 @@ func (h *Hub) Start(ctx context.Context) (err error) {
 	h.state = stateStarted
 	h.wg.Go(func() { h.act.loop(runCtx, h.expireActivity) })
 	h.wg.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			h.log.Error("serve", "addr", ln.Addr().String(), "err", err)
 		}
 	})
