@@ -298,9 +298,10 @@ func (h *Hub) listParticipants(c *call) (int, any, error) {
 }
 
 // addParticipant is POST …/participants. An agent may add its sibling
-// agents and its owner; a user may add their own agents.
+// agents and its owner; a user may add their own agents. Only a caller
+// who is the room's owner or admin may give the owner or admin role.
 func (h *Hub) addParticipant(c *call) (int, any, error) {
-	r, _, err := c.room(c.db.reader, c.r.PathValue("chat_id"))
+	r, me, err := c.room(c.db.reader, c.r.PathValue("chat_id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -337,6 +338,12 @@ func (h *Hub) addParticipant(c *call) (int, any, error) {
 	if !mine {
 		return 0, nil, errForbidden("You may add only your own agents and your owner")
 	}
+	// Only an owner or admin hands out the roles that remove participants:
+	// otherwise a member agent could add its sibling as owner, and that
+	// owner remove everyone else.
+	if role != protocol.RoleMember && me.Role != protocol.RoleOwner && me.Role != protocol.RoleAdmin {
+		return 0, nil, errForbidden("Only the room owner or an admin may add an owner or admin")
+	}
 	var added participantRow
 	err = h.write(c.ctx, c.db, func(tx *sql.Tx) (func(), error) {
 		if _, err := participantOf(c.ctx, tx, r.ID, id); err == nil {
@@ -362,8 +369,12 @@ func (h *Hub) addParticipant(c *call) (int, any, error) {
 	return http.StatusCreated, data(added.wire()), nil
 }
 
+// participantOwnerCounts counts a room's owners, and the people among them.
+const participantOwnerCounts = `SELECT COUNT(*), COUNT(*) FILTER (WHERE participant_type = ?) FROM participants WHERE room_id = ? AND role = 'owner'`
+
 // removeParticipant is DELETE …/participants/{id}: owner or admin only,
-// and never the room's last owner.
+// never the room's last owner nor its last human owner, and never a human
+// owner at an agent's request.
 func (h *Hub) removeParticipant(c *call) (int, any, error) {
 	r, me, err := c.room(c.db.reader, c.r.PathValue("chat_id"))
 	if err != nil {
@@ -387,11 +398,16 @@ func (h *Hub) removeParticipant(c *call) (int, any, error) {
 			return nil, err
 		}
 		if gone.Role == protocol.RoleOwner {
-			var owners int
-			if err := tx.QueryRowContext(c.ctx, participantOwnerCount, r.ID).Scan(&owners); err != nil {
+			if c.p.Agent && gone.Type == protocol.TypeUser {
+				return nil, errForbidden("An agent may not remove a person who owns the room")
+			}
+			owners, people := 0, 0
+			if err := tx.QueryRowContext(c.ctx, participantOwnerCounts, protocol.TypeUser, r.ID).Scan(&owners, &people); err != nil {
 				return nil, err
 			}
-			if owners <= 1 {
+			// The last owner stays, and so does the last person among the
+			// owners: a room owned only by agents would lock its people out.
+			if owners <= 1 || (gone.Type == protocol.TypeUser && people <= 1) {
 				return nil, &apiError{status: http.StatusForbidden, code: codeCannotRemoveSoleOwner, message: msgCannotRemoveSoleOwner}
 			}
 		}

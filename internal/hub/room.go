@@ -38,10 +38,9 @@ FROM participants p
 LEFT JOIN users u ON p.participant_type = 'User' AND u.id = p.participant_id
 LEFT JOIN agents a ON p.participant_type = 'Agent' AND a.id = p.participant_id
 LEFT JOIN users ou ON ou.id = a.owner_id`
-	participantSelect     = `SELECT ` + participantCols + ` WHERE p.room_id = ? AND p.participant_id = ?`
-	participantsSelect    = `SELECT ` + participantCols + ` WHERE p.room_id = ? ORDER BY p.seq`
-	participantOwnerCount = `SELECT COUNT(*) FROM participants WHERE room_id = ? AND role = 'owner'`
-	participantIDsSelect  = `SELECT participant_id FROM participants WHERE room_id = ?`
+	participantSelect    = `SELECT ` + participantCols + ` WHERE p.room_id = ? AND p.participant_id = ?`
+	participantsSelect   = `SELECT ` + participantCols + ` WHERE p.room_id = ? ORDER BY p.seq`
+	participantIDsSelect = `SELECT participant_id FROM participants WHERE room_id = ?`
 )
 
 // roomRow is a stored room.
