@@ -20,6 +20,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/connlimit"
+	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -249,13 +250,10 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := os.Remove(s.cfg.SocketPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove stale socket %s: %w", s.cfg.SocketPath, err)
 	}
-	ul, err := net.Listen("unix", s.cfg.SocketPath)
+	// Bound under a 077 umask: mode 0600 from its first instant.
+	ul, err := datadir.ListenUnix(s.cfg.SocketPath)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.cfg.SocketPath, err)
-	}
-	if err := os.Chmod(s.cfg.SocketPath, 0o600); err != nil {
-		ul.Close()
-		return fmt.Errorf("restrict socket %s: %w", s.cfg.SocketPath, err)
 	}
 	listeners := []struct {
 		l  net.Listener

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -24,8 +26,9 @@ const (
 // ErrLocked is returned by Lock when another process holds the directory.
 var ErrLocked = errors.New("data directory is in use")
 
-// Prepare creates dir (mode 0700) if needed and checks that it is a
-// directory this process can write. Errors name the directory and the cause
+// Prepare creates dir (mode 0700) if needed, makes an existing one open
+// to group or others mode 0700, and checks that it is a directory this
+// process can write. Errors name the directory and the cause
 // and wrap jam.ErrInvalid.
 func Prepare(dir string) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
@@ -40,6 +43,13 @@ func Prepare(dir string) error {
 	}
 	if !st.IsDir() {
 		return invalid(dir, "is not a directory")
+	}
+	// A directory made beforehand (mkdir -p under a 022 umask) would let
+	// other users list it and reach the socket's name: tighten it.
+	if st.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, st.Mode().Perm()&0o700|0o700); err != nil {
+			return invalid(dir, "is open to other users (mode %04o) and cannot be made private: %v", st.Mode().Perm(), pathCause(err))
+		}
 	}
 	probe, err := os.CreateTemp(dir, ".write-probe-*")
 	if err != nil {
@@ -128,6 +138,36 @@ func (l *Lock) Release() error {
 	l.f = nil
 	return err
 }
+
+// umaskMu serialises ListenUnix's umask changes. The umask belongs to the
+// whole process: while it is 077 (a single bind call), a file another
+// goroutine creates is made no more open than 0600/0700, never more open
+// than asked; this only guards ListenUnix callers against each other.
+var umaskMu sync.Mutex
+
+// ListenUnix listens on the unix socket path, binding it under a umask of
+// 077 so the socket file is open to its owner only from the moment it
+// exists (there is no window in which another user could connect before a
+// chmod), then sets its mode to 0600.
+func ListenUnix(path string) (net.Listener, error) {
+	umaskMu.Lock()
+	old := syscall.Umask(0o077)
+	l, err := net.Listen("unix", path)
+	syscall.Umask(old)
+	umaskMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	afterBind(path)
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("restrict socket %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// afterBind lets a test look at the socket between bind and chmod.
+var afterBind = func(string) {}
 
 // HolderPID returns the PID recorded in dir's lock file, or 0 when none is
 // recorded. The PID is informational: only the flock decides ownership.

@@ -3,6 +3,7 @@ package datadir_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,4 +78,46 @@ func TestAcquire_excludesSecondHolder(t *testing.T) {
 	l2, err := datadir.Acquire(dir)
 	require.NoError(t, err)
 	require.NoError(t, l2.Release())
+}
+
+// TestPrepare_existingLooseDirIsMadePrivate: a directory made beforehand
+// with a umask of 022 (mode 0755) is tightened to 0700.
+func TestPrepare_existingLooseDirIsMadePrivate(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []os.FileMode{0o755, 0o777, 0o710} {
+		dir := filepath.Join(t.TempDir(), "d")
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		require.NoError(t, os.Chmod(dir, mode))
+		require.NoError(t, datadir.Prepare(dir))
+		st, err := os.Stat(dir)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "from %o", mode)
+	}
+}
+
+// TestListenUnix_socketIsPrivateFromTheStart: the socket file is open to
+// its owner only from the moment bind creates it, before any chmod, even
+// under a permissive umask, and mode 0600 once ListenUnix returns.
+func TestListenUnix_socketIsPrivateFromTheStart(t *testing.T) {
+	dir, err := os.MkdirTemp("", "jamdd") // short: unix socket paths are limited
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	old := syscall.Umask(0o000)
+	defer syscall.Umask(old)
+	var atBind os.FileMode
+	defer datadir.SetAfterBind(func(path string) {
+		if st, err := os.Stat(path); err == nil {
+			atBind = st.Mode()
+		}
+	})()
+	path := filepath.Join(dir, "s.sock")
+	l, err := datadir.ListenUnix(path)
+	require.NoError(t, err)
+	defer l.Close()
+	require.Equal(t, os.ModeSocket, atBind.Type())
+	require.Zero(t, atBind.Perm()&0o077, "mode %04o right after bind", atBind.Perm())
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	require.Equal(t, 0o000, syscall.Umask(0o000), "the process umask is restored")
 }
