@@ -16,6 +16,20 @@
 // same envelope (not_found, method_not_allowed), never Go's plain-text
 // defaults.
 //
+// Both listeners bound their connections: headers within
+// Config.ReadHeaderTimeout (10 s), the whole request, body included,
+// within Config.ReadTimeout (30 s), so an unauthenticated POST whose body
+// never comes is closed; an answer within Config.WriteTimeout (2 min; the
+// waitInbox long poll adds its wait, an event stream sets a deadline per
+// write); a keep-alive connection idle for Config.IdleTimeout (60 s) is
+// closed. Each listener caps its connections on its own
+// (Config.MaxSocketConns 256, Config.MaxHTTPConns 512; at the cap the one
+// idle longest is closed, see package connlimit), so a flood of TCP
+// connections never keeps the CLI off the socket. The socket is bound
+// under a 077 umask (datadir.ListenUnix). Every API answer carries
+// X-Content-Type-Options: nosniff and Cache-Control: no-store. Accept and
+// protocol errors of the servers are logged at Warn.
+//
 // The server derives its base context from the daemon's, so a stop cancels
 // every request; Stop first ends held-open requests (the waitInbox long
 // poll and GET /v1/events streams), then drains in-flight requests until

@@ -54,6 +54,19 @@
 // room_removed. A removed participant's sockets also get phx_close on the
 // room's channels. Pushes carry the channel's join_ref and a null ref.
 //
+// # Connections
+//
+// The HTTP server bounds every connection: a request's headers must come
+// within Config.ReadHeaderTimeout and the whole request, body included,
+// within Config.ReadTimeout; an answer must be written within
+// Config.WriteTimeout; a keep-alive connection idle for Config.IdleTimeout
+// is closed. At most Config.MaxConns connections are held, WebSockets
+// included; at the cap the one idle longest is closed to make room (see
+// package connlimit), so a flood of idle connections never keeps a
+// client out. An upgraded WebSocket has no HTTP deadline left; its own
+// bounds (heartbeat timeout, per-frame write timeout) apply. Accept and
+// protocol errors of the server are logged at Warn.
+//
 // # Sockets
 //
 // Each socket is read by its HTTP handler goroutine and written by one
@@ -91,6 +104,12 @@
 //   - The hub has one user, the owner. Peers are the owner and its agents;
 //     an agent may add its siblings and its owner to a room, a user its own
 //     agents. Every hub agent is "external" and unlisted.
+//   - Roles: only a room's owner or admin may add a participant as owner
+//     or admin (403 forbidden otherwise; anyone in the room may add
+//     members). A room never loses its last owner nor its last human
+//     owner (403 cannot_remove_sole_owner), and an agent may never remove
+//     a person who owns the room (403 forbidden), so no agent can lock
+//     the owner out of a room.
 //   - room_activity:{room} (the hub's own extension) carries activity
 //     pushes {participant_id, working, expires_at}; joining it replays the
 //     current indicators. POST …/activity needs only room membership.
