@@ -58,7 +58,7 @@ type Config struct {
 	// ReadHeaderTimeout, ReadTimeout (a whole request, body included),
 	// WriteTimeout (an answer) and IdleTimeout (a keep-alive connection
 	// between requests) bound slow or silent clients. Defaults 10s, 30s,
-	// 2m and 60s. A WebSocket is not bound by them once upgraded: its
+	// 2m and 2m. A WebSocket is not bound by them once upgraded: its
 	// heartbeat timeout and per-frame write timeout apply.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
@@ -103,7 +103,9 @@ func (c Config) withDefaults() Config {
 		c.WriteTimeout = 2 * time.Minute
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = 60 * time.Second
+		// Longer than the 90 s after which jam's Band client drops an idle
+		// connection, so the client, not the hub, closes it first.
+		c.IdleTimeout = 2 * time.Minute
 	}
 	return c
 }
