@@ -131,7 +131,10 @@ func TestFlood_idleConnectionsCannotHangStatus(t *testing.T) {
 	files := raiseFileLimit(t, floodSize+256)
 	n := min(floodSize, int(files)-256)
 	t.Logf("descriptor limit %d: %d connections per flood; jamd's limit %d", files, n, floodDaemonFiles)
-	require.Greater(t, n, floodDaemonFiles, "the flood must exceed the daemon's descriptor limit")
+	if n <= floodDaemonFiles {
+		// Below that the flood could not exhaust even an unbounded daemon.
+		t.Skipf("needs a descriptor limit over %d (hard limit %d)", floodDaemonFiles+256, files)
+	}
 
 	cfg := testConfig(t)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
