@@ -104,3 +104,19 @@ func TestHub_answersWhileFloodedWithIdleConnections(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+// TestHub_answersAreNotSniffedOrCached: success and error answers alike.
+func TestHub_answersAreNotSniffedOrCached(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct{ path, key string }{
+		{"/api/v1/me/profile", b.owner},
+		{"/api/v1/me/profile", ""},
+		{"/api/v1/nope", b.owner},
+	} {
+		resp := b.doResp("GET", tc.path, tc.key, nil, nil)
+		resp.Body.Close()
+		require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), tc.path)
+		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"), tc.path)
+	}
+}

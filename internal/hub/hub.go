@@ -178,8 +178,18 @@ func New(cfg Config) (*Hub, error) {
 	h := &Hub{cfg: cfg, log: cfg.Logger.With("component", "hub"), now: time.Now}
 	h.broker = newBroker(h.log)
 	h.act = newActivity()
-	h.handler = h.routes()
+	h.handler = noSniffNoStore(h.routes())
 	return h, nil
+}
+
+// noSniffNoStore marks every answer as not to be content-sniffed nor
+// cached: they are JSON for one key holder.
+func noSniffNoStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Start opens and migrates the store, ensures the owner user and its key
