@@ -49,6 +49,7 @@ var layers = map[string]layer{
 	"internal/shellwords":      mechanism,
 	"internal/secret":          mechanism,
 	"internal/git":             mechanism,
+	"internal/git/gittest":     mechanism,
 	"internal/fakemodel":       mechanism,
 	"internal/realagent":       mechanism,
 	"internal/store":           persistence,
