@@ -17,6 +17,7 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/sqlite"
 	"github.com/jamhq/jam/internal/version"
@@ -74,6 +75,7 @@ type daemon struct {
 	minter  *jam.Minter
 	started time.Time
 
+	box       *secret.Box // the daemon key: seals credentials and content at rest
 	store     store.Store
 	workspace store.Workspace
 	run       store.DaemonRunStartResult
@@ -86,10 +88,18 @@ type daemon struct {
 	storage   storageHealth
 }
 
+// keyFile is the daemon key under the data directory.
+const keyFile = "daemon.key"
+
 // start brings components up in dependency order, pushing each one's stop
 // onto stack as soon as it is running.
 func (d *daemon) start(ctx context.Context, stack *stopStack) error {
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d.cfg.DataDir, datadir.StoreFile), Logger: d.log})
+	box, err := secret.LoadOrCreate(filepath.Join(d.cfg.DataDir, keyFile))
+	if err != nil {
+		return err
+	}
+	d.box = box
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d.cfg.DataDir, datadir.StoreFile), Logger: d.log, Sealer: box})
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}

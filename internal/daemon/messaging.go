@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -56,10 +55,7 @@ type messaging struct {
 // startMessaging brings up the pipeline: secret box, spool, engine, the
 // embedded account, and a feed per known peer.
 func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
-	box, err := secret.LoadOrCreate(filepath.Join(d.cfg.DataDir, "daemon.key"))
-	if err != nil {
-		return err
-	}
+	box := d.box // loaded with the store, which seals content with it too
 	m := &messaging{d: d, log: d.log.With("component", "messaging"), box: box, clients: map[jam.AccountID]*band.Client{}}
 	if n, err := d.store.QueuePruneUnrouted(ctx, time.Now().Add(-unroutedMaxAge), unroutedMaxKeep); err != nil {
 		return fmt.Errorf("prune unrouted: %w", err)

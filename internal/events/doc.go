@@ -79,7 +79,17 @@
 // With Config.PeerLogDir set, every event that names a peer is also
 // appended as one JSON line to <dir>/<profile>/<scope>.log by the writer,
 // after the fan-out, rotated at 5 MiB to a single .1 backup, with at most
-// 16 files open at once.
+// 16 files open at once. A line holds the event's sequence, kind, time,
+// peer, room and message, and the size of its data, never the data: that
+// may be what a person or an agent wrote (a turn's output), which is kept
+// only sealed, in the store.
+//
+// # Content at rest
+//
+// The broker hands event data to the store as it is; the store seals each
+// payload with the daemon key, bound to its workspace and sequence (see
+// package sqlite), and opens it for a replay. The recent-events cache and
+// the subscribers' buffers are memory only.
 //
 // # What this fixes in the fan-out it replaces
 //

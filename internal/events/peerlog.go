@@ -8,12 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jamhq/jam/internal/jam"
 )
 
 // peerLog appends one JSON line per event that names a peer to
-// <dir>/<profile>/<scope>.log (a PeerKey is safe in file names). A file
+// <dir>/<profile>/<scope>.log (a PeerKey is safe in file names). A line
+// is the event without its data, which may carry what a person or an
+// agent wrote (a turn's output, an error quoting a reply): only the
+// data's size is logged, and `jam events` shows the data from the store,
+// where it is sealed. A file
 // that would grow past maxBytes is first renamed to <scope>.log.1,
 // replacing the previous backup, so a peer keeps at most two files. At
 // most maxOpen files are open at once; the least recently written one is
@@ -57,7 +62,7 @@ func (p *peerLog) write(batch []*Event) {
 		if e.Peer.IsZero() {
 			continue
 		}
-		line, err := json.Marshal(e)
+		line, err := json.Marshal(lineOf(e))
 		if err != nil {
 			p.fail(e.Peer, fmt.Errorf("encode event %d: %w", e.Seq, err))
 			continue
@@ -87,6 +92,22 @@ func (p *peerLog) write(batch []*Event) {
 			delete(p.failing, pf.key)
 		}
 	}
+}
+
+// peerLine is one line of a peer log: an event's envelope and the size
+// of its data.
+type peerLine struct {
+	Seq       int64                 `json:"seq"`
+	Kind      string                `json:"kind"`
+	At        time.Time             `json:"at"`
+	Peer      jam.PeerKey           `json:"peer,omitzero"`
+	Room      jam.RoomID            `json:"room,omitempty"`
+	MessageID jam.PlatformMessageID `json:"message_id,omitempty"`
+	DataBytes int                   `json:"data_bytes,omitempty"`
+}
+
+func lineOf(e *Event) peerLine {
+	return peerLine{Seq: e.Seq, Kind: e.Kind, At: e.At, Peer: e.Peer, Room: e.Room, MessageID: e.MessageID, DataBytes: len(e.Data)}
 }
 
 // file returns the open log of key, opening it (and closing the least

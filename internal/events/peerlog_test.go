@@ -18,24 +18,26 @@ import (
 
 var peerA = jam.PeerKey{Profile: "local", Scope: "coder"}
 
-// readLines returns the events of one log file.
-func readLines(t *testing.T, path string) []Event {
+// readLines returns the lines of one log file.
+func readLines(t *testing.T, path string) []peerLine {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
-	var out []Event
+	var out []peerLine
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var e Event
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), "line %q", sc.Text())
+		var e peerLine
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&e), "line %q", sc.Text())
 		out = append(out, e)
 	}
 	require.NoError(t, sc.Err())
 	return out
 }
 
-func seqs(evs []Event) []int64 {
+func seqs(evs []peerLine) []int64 {
 	out := []int64{}
 	for _, e := range evs {
 		out = append(out, e.Seq)
@@ -64,7 +66,8 @@ func TestPeerLog_linesPerPeer(t *testing.T) {
 	got := readLines(t, filepath.Join(dir, "local", "coder.log"))
 	require.Equal(t, []int64{1, 4, 5}, seqs(got))
 	require.Equal(t, peerA, got[0].Peer)
-	require.JSONEq(t, `{"state":"reconnecting"}`, string(got[1].Data))
+	require.Equal(t, len(`{"state":"reconnecting"}`), got[1].DataBytes, "a line has the data's size, not the data")
+	require.Zero(t, got[2].DataBytes)
 	require.Equal(t, []int64{3}, seqs(readLines(t, filepath.Join(dir, "band", "reviewer.log"))))
 
 	for _, path := range []string{filepath.Join(dir, "local"), filepath.Join(dir, "local", "coder.log")} {
@@ -87,7 +90,7 @@ func TestPeerLog_linesPerPeer(t *testing.T) {
 func TestPeerLog_rotatesToOneBackup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	line, err := json.Marshal(peerEvent(10, peerA, `{"pad":"xxxxxxxxxxxxxxxxxxxx"}`))
+	line, err := json.Marshal(lineOf(peerEvent(10, peerA, `{"pad":"xxxxxxxxxxxxxxxxxxxx"}`)))
 	require.NoError(t, err)
 	// Room for three lines per file.
 	p := newPeerLog(dir, int64(3*(len(line)+1)), 16, slog.New(slog.DiscardHandler))

@@ -26,9 +26,10 @@ type Events interface {
 	// EventLast returns the highest sequence of the workspace's events, or
 	// 0 when it has none.
 	EventLast(ctx context.Context, ws jam.WorkspaceID) (int64, error)
-	// EventPrune deletes, across workspaces, every event created before
-	// before and every event beyond the keepNewest newest, and returns how
-	// many went. keepNewest must be positive.
+	// EventPrune deletes, in every workspace, each event created before
+	// before and each event beyond the workspace's keepNewest newest (a
+	// busy workspace never pushes out a quiet one's events), and returns
+	// how many went. keepNewest must be positive.
 	EventPrune(ctx context.Context, keepNewest int, before time.Time) (int, error)
 }
 

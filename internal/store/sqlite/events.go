@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,22 +20,29 @@ const (
 	eventColumns = `seq, workspace_id, kind, profile, scope, room_id, message_id, payload, created_at`
 	// eventInsertHead and eventInsertRow build the statement that appends
 	// a chunk of a batch: the row is repeated once per event (at most
-	// eventInsertMax times). RETURNING names the sequences; its order is
-	// unspecified, but the rows are inserted in the order listed and each
-	// takes a sequence above every earlier one (AUTOINCREMENT on the one
-	// writer), so the sorted sequences match the rows in order.
-	eventInsertHead = `INSERT INTO events (workspace_id, kind, profile, scope, room_id, message_id, payload, created_at) VALUES `
-	eventInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?)`
-	eventInsertTail = ` RETURNING seq`
-	// eventInsertMax bounds the events of one statement (8 parameters
+	// eventInsertMax times). The store names each row's sequence itself
+	// (eventSelectNext, in the same transaction on the one writer), because
+	// a sealed payload is bound to its sequence; AUTOINCREMENT then moves
+	// its high-water mark past them, so no sequence is ever handed out
+	// twice.
+	eventInsertHead = `INSERT INTO events (seq, workspace_id, kind, profile, scope, room_id, message_id, payload, created_at) VALUES `
+	eventInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// eventInsertMax bounds the events of one statement (9 parameters
 	// each, far below SQLite's limit of 32766). It is a power of two.
-	eventInsertMax   = 256
+	eventInsertMax = 256
+	// eventSelectNext is the sequence after every one handed out: the
+	// AUTOINCREMENT high-water mark, which survives pruning the newest
+	// rows (SQLite-only: sqlite_sequence).
+	eventSelectNext  = `SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), COALESCE((SELECT MAX(seq) FROM events), 0)) + 1`
 	eventSelectAfter = `SELECT ` + eventColumns + ` FROM events WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?`
 	eventSelectLast  = `SELECT COALESCE(MAX(seq), 0) FROM events WHERE workspace_id = ?`
 	eventDeleteOld   = `DELETE FROM events WHERE created_at < ?`
-	// The subquery finds the newest event beyond the ones kept (NULL, so
-	// nothing goes, when there are no more than that).
-	eventDeleteBeyond = `DELETE FROM events WHERE seq <= (SELECT seq FROM events ORDER BY seq DESC LIMIT 1 OFFSET ?)`
+	// Pruning by count keeps the newest events of each workspace, so a
+	// busy workspace cannot push out a quiet one's history.
+	eventWorkspaces = `SELECT DISTINCT workspace_id FROM events`
+	// The subquery finds the workspace's newest event beyond the ones kept
+	// (NULL, so nothing goes, when there are no more than that).
+	eventDeleteBeyond = `DELETE FROM events WHERE workspace_id = ? AND seq <= (SELECT seq FROM events WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`
 )
 
 // emptyPayload is what an event without a payload stores.
@@ -75,12 +81,18 @@ func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		seqs = seqs[:0]
 		start := 0
+		var next int64
+		if err := tx.QueryRowContext(ctx, eventSelectNext).Scan(&next); err != nil {
+			return err
+		}
 		for i, size := range sizes {
-			chunk, err := eventInsertChunk(ctx, tx.StmtContext(ctx, stmts[i]), rows[start:start+size])
-			if err != nil {
+			if err := s.eventInsertChunk(ctx, tx.StmtContext(ctx, stmts[i]), rows[start:start+size], next); err != nil {
 				return err
 			}
-			seqs = append(seqs, chunk...)
+			for range size {
+				seqs = append(seqs, next)
+				next++
+			}
 			start += size
 		}
 		return nil
@@ -91,34 +103,20 @@ func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]
 	return seqs, nil
 }
 
-// eventInsertChunk inserts rows with stmt and returns their sequences in
-// row order.
-func eventInsertChunk(ctx context.Context, stmt *sql.Stmt, rows []store.EventRecord) ([]int64, error) {
-	args := make([]any, 0, 8*len(rows))
-	for _, e := range rows {
-		args = append(args, e.WorkspaceID, e.Kind, e.Peer.Profile, e.Peer.Scope, e.Room, e.MessageID, string(e.Payload), e.CreatedAt.UnixMicro())
-	}
-	r, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	seqs := make([]int64, 0, len(rows))
-	for r.Next() {
-		var seq int64
-		if err := r.Scan(&seq); err != nil {
-			return nil, err
+// eventInsertChunk inserts rows with stmt, numbered from first, each
+// payload sealed to its workspace and sequence.
+func (s *Store) eventInsertChunk(ctx context.Context, stmt *sql.Stmt, rows []store.EventRecord, first int64) error {
+	args := make([]any, 0, 9*len(rows))
+	for i, e := range rows {
+		seq := first + int64(i)
+		var payload any = emptyPayload // nothing to protect
+		if string(e.Payload) != emptyPayload {
+			payload = s.seal(string(e.Payload), eventAAD(e.WorkspaceID, seq))
 		}
-		seqs = append(seqs, seq)
+		args = append(args, seq, e.WorkspaceID, e.Kind, e.Peer.Profile, e.Peer.Scope, e.Room, e.MessageID, payload, e.CreatedAt.UnixMicro())
 	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	if len(seqs) != len(rows) {
-		return nil, fmt.Errorf("inserted %d events, got %d sequences", len(rows), len(seqs))
-	}
-	slices.Sort(seqs)
-	return seqs, nil
+	_, err := stmt.ExecContext(ctx, args...)
+	return err
 }
 
 // validateEvent checks an event and returns it in stored form: UUIDs
@@ -193,7 +191,7 @@ func (s *Store) EventList(ctx context.Context, ws jam.WorkspaceID, after int64, 
 	if limit < 1 || limit > store.MaxEventListLimit {
 		return nil, fmt.Errorf("event list: %w: limit %d is outside 1 to %d", jam.ErrInvalid, limit, store.MaxEventListLimit)
 	}
-	out, err := queryAll(ctx, s.reader, scanEvent, eventSelectAfter, ws, after, limit)
+	out, err := queryAll(ctx, s.reader, s.scanEvent, eventSelectAfter, ws, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("event list: %w", err)
 	}
@@ -212,8 +210,8 @@ func (s *Store) EventLast(ctx context.Context, ws jam.WorkspaceID) (int64, error
 	return seq, nil
 }
 
-// EventPrune implements [store.Events]: both deletes share one
-// transaction.
+// EventPrune implements [store.Events]: every delete shares one
+// transaction, and keepNewest counts per workspace.
 func (s *Store) EventPrune(ctx context.Context, keepNewest int, before time.Time) (int, error) {
 	if keepNewest < 1 {
 		return 0, fmt.Errorf("event prune: %w: keep %d must be positive", jam.ErrInvalid, keepNewest)
@@ -223,11 +221,20 @@ func (s *Store) EventPrune(ctx context.Context, keepNewest int, before time.Time
 	}
 	var n int64
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		for _, q := range []struct {
-			sql string
-			arg any
-		}{{eventDeleteOld, before.UnixMicro()}, {eventDeleteBeyond, keepNewest}} {
-			res, err := tx.ExecContext(ctx, q.sql, q.arg)
+		n = 0
+		res, err := tx.ExecContext(ctx, eventDeleteOld, before.UnixMicro())
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		wss, err := queryAll(ctx, tx, func(r scanner) (ws jam.WorkspaceID, err error) { return ws, r.Scan(&ws) }, eventWorkspaces)
+		if err != nil {
+			return err
+		}
+		for _, ws := range wss {
+			res, err := tx.ExecContext(ctx, eventDeleteBeyond, ws, ws, keepNewest)
 			if err != nil {
 				return err
 			}
@@ -245,14 +252,20 @@ func (s *Store) EventPrune(ctx context.Context, keepNewest int, before time.Time
 	return int(n), nil
 }
 
-func scanEvent(r scanner) (store.EventRecord, error) {
+func (s *Store) scanEvent(r scanner) (store.EventRecord, error) {
 	var e store.EventRecord
-	var payload string
+	var payload any
 	var at int64
-	err := r.Scan(&e.Seq, &e.WorkspaceID, &e.Kind, &e.Peer.Profile, &e.Peer.Scope, &e.Room, &e.MessageID, &payload, &at)
-	e.Payload = json.RawMessage(payload)
+	if err := r.Scan(&e.Seq, &e.WorkspaceID, &e.Kind, &e.Peer.Profile, &e.Peer.Scope, &e.Room, &e.MessageID, &payload, &at); err != nil {
+		return e, err
+	}
+	text, err := s.open(payload, eventAAD(e.WorkspaceID, e.Seq))
+	if err != nil {
+		return e, fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	e.Payload = json.RawMessage(text)
 	e.CreatedAt = fromMicros(at)
-	return e, err
+	return e, nil
 }
 
 // eventInsertCache holds the insert statement prepared on the writer for
@@ -271,7 +284,7 @@ func (c *eventInsertCache) get(ctx context.Context, db *sql.DB, n int) (*sql.Stm
 		return st, nil
 	}
 	var q strings.Builder
-	q.Grow(len(eventInsertHead) + n*(len(eventInsertRow)+2) + len(eventInsertTail))
+	q.Grow(len(eventInsertHead) + n*(len(eventInsertRow)+2))
 	q.WriteString(eventInsertHead)
 	for i := range n {
 		if i > 0 {
@@ -279,7 +292,6 @@ func (c *eventInsertCache) get(ctx context.Context, db *sql.DB, n int) (*sql.Stm
 		}
 		q.WriteString(eventInsertRow)
 	}
-	q.WriteString(eventInsertTail)
 	st, err := db.PrepareContext(ctx, q.String())
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func (s *Store) TurnOutputAppend(ctx context.Context, p store.TurnOutputAppendPa
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, outputInsert, p.WorkspaceID, p.TurnID, p.Batch, string(raw), used.Text, used.Bytes, used.Truncated, p.At.UnixMicro())
+		_, err = tx.ExecContext(ctx, outputInsert, p.WorkspaceID, p.TurnID, p.Batch, s.seal(string(raw), outputAAD(p.WorkspaceID, p.TurnID, p.Batch)), used.Text, used.Bytes, used.Truncated, p.At.UnixMicro())
 		return err
 	})
 	if err != nil {
@@ -93,12 +93,16 @@ func validateOutputAppend(p store.TurnOutputAppendParams) error {
 func (s *Store) TurnOutput(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]store.TurnOutputBatch, error) {
 	out, err := queryAll(ctx, s.reader, func(row scanner) (store.TurnOutputBatch, error) {
 		b := store.TurnOutputBatch{TurnID: id}
-		var raw string
+		var stored any
 		var at int64
-		if err := row.Scan(&b.Batch, &raw, &b.Truncated, &at); err != nil {
+		if err := row.Scan(&b.Batch, &stored, &b.Truncated, &at); err != nil {
 			return b, err
 		}
 		b.At = fromMicros(at)
+		raw, err := s.open(stored, outputAAD(ws, id, b.Batch))
+		if err != nil {
+			return b, fmt.Errorf("output batch %d: %w", b.Batch, err)
+		}
 		if err := json.Unmarshal([]byte(raw), &b.Updates); err != nil {
 			return b, fmt.Errorf("decode output batch %d: %w", b.Batch, err)
 		}

@@ -371,7 +371,7 @@ func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, erro
 			return notFoundAs(err, "no such session")
 		}
 		if t.MessageID != "" {
-			m, err := scanMessage(tx.QueryRowContext(ctx, messageSelect, t.WorkspaceID, t.MessageID))
+			m, err := s.scanMessage(tx.QueryRowContext(ctx, messageSelect, t.WorkspaceID, t.MessageID))
 			if err != nil {
 				return notFoundAs(err, "no such session message")
 			}
@@ -486,7 +486,7 @@ func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) 
 			}
 		}
 		at := m.CreatedAt.UnixMicro()
-		if err := tx.QueryRowContext(ctx, messageInsert, m.ID, m.WorkspaceID, m.SessionID, m.Requested, m.Routing, m.Text, m.SourceMessageID,
+		if err := tx.QueryRowContext(ctx, messageInsert, m.ID, m.WorkspaceID, m.SessionID, m.Requested, m.Routing, s.seal(m.Text, messageAAD(m.WorkspaceID, m.ID)), m.SourceMessageID,
 			m.TurnID, at, m.SessionID).Scan(&m.Seq); err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("%w: message %s", jam.ErrAlreadyExists, m.ID)
@@ -511,7 +511,7 @@ func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) 
 
 // MessageGet implements store.Runtime.
 func (s *Store) MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (store.SessionMessage, error) {
-	m, err := scanMessage(s.reader.QueryRowContext(ctx, messageSelect, ws, id))
+	m, err := s.scanMessage(s.reader.QueryRowContext(ctx, messageSelect, ws, id))
 	if err != nil {
 		return store.SessionMessage{}, fmt.Errorf("message %s: %w", id, notFoundAs(err, "no such session message"))
 	}
@@ -520,23 +520,31 @@ func (s *Store) MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.Messa
 
 // MessageList implements store.Runtime.
 func (s *Store) MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.SessionMessage, error) {
-	out, err := queryAll(ctx, s.reader, scanMessage, messageOfSession, ws, session)
+	out, err := queryAll(ctx, s.reader, s.scanMessage, messageOfSession, ws, session)
 	if err != nil {
 		return nil, fmt.Errorf("message list: %w", err)
 	}
 	return out, nil
 }
 
-func scanMessage(row scanner) (store.SessionMessage, error) {
+// scanMessage scans a session message and opens its text.
+func (s *Store) scanMessage(row scanner) (store.SessionMessage, error) {
 	var m store.SessionMessage
 	var created int64
 	var consumed sql.NullInt64
-	err := row.Scan(&m.ID, &m.WorkspaceID, &m.SessionID, &m.Seq, &m.Requested, &m.Routing, &m.Text, &m.SourceMessageID, &m.TurnID, &created, &consumed)
+	var text any
+	if err := row.Scan(&m.ID, &m.WorkspaceID, &m.SessionID, &m.Seq, &m.Requested, &m.Routing, &text, &m.SourceMessageID, &m.TurnID, &created, &consumed); err != nil {
+		return m, err
+	}
 	m.CreatedAt = fromMicros(created)
 	if consumed.Valid {
 		m.ConsumedAt = fromMicros(consumed.Int64)
 	}
-	return m, err
+	var err error
+	if m.Text, err = s.open(text, messageAAD(m.WorkspaceID, m.ID)); err != nil {
+		return m, fmt.Errorf("session message %s: %w", m.ID, err)
+	}
+	return m, nil
 }
 
 func (s *Store) TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error) {

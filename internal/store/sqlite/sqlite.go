@@ -44,6 +44,11 @@ type Config struct {
 	// MaxQueuedPerPeer bounds one peer's queue rows; default
 	// store.MaxQueuedPerPeer. See queueCap.
 	MaxQueuedPerPeer int
+	// Sealer seals the content columns (see the package doc, "Content at
+	// rest"). jamd always sets it; without one the store keeps content in
+	// the clear, which only tests and tools that read a copy do, and
+	// cannot read content sealed by a store that had one.
+	Sealer Sealer
 }
 
 func (c Config) withDefaults() Config {
@@ -90,6 +95,7 @@ func (c Config) validate() error {
 type Store struct {
 	path   string
 	logger *slog.Logger
+	sealer Sealer // nil: content is kept in the clear
 
 	writer *sql.DB // one connection; every write goes here
 	reader *sql.DB // query_only pool; every read goes here
@@ -151,7 +157,7 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 		return nil, err
 	}
 
-	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), truncateBytes: cfg.CheckpointTruncateBytes,
+	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), sealer: cfg.Sealer, truncateBytes: cfg.CheckpointTruncateBytes,
 		queueCap: queueCap{max: cfg.MaxQueuedPerPeer, room: map[queueCapKey]int{}}, pruneBatch: retentionTurnBatch}
 	defer func() {
 		if err != nil {
@@ -166,8 +172,15 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 	if err != nil {
 		return nil, err
 	}
+	// Before the ledger exists (a new file) the version reads as 0.
+	prior, _ := schemaVersion(ctx, s.writer)
 	if err := migrate(ctx, s.writer, migs); err != nil {
 		return nil, err
+	}
+	if n, err := s.sealPlaintext(ctx, migs, prior); err != nil {
+		return nil, err
+	} else if n > 0 {
+		s.logger.Info("sealed content stored in the clear", "values", n)
 	}
 	s.reader, err = openDB(ctx, path, cfg.ReadConns, "query_only(1)")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/storetest"
 )
@@ -30,12 +31,16 @@ type testBundle struct {
 	st  *Store
 }
 
-// setup opens a store in a fresh directory and closes it when t ends. The
-// checkpoint interval is an hour so the background loop never races a
-// test that checkpoints by hand.
+// setup opens a store in a fresh directory, sealing content with a key
+// of its own as jamd does, and closes it when t ends. The checkpoint
+// interval is an hour so the background loop never races a test that
+// checkpoints by hand.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	cfg := Config{Path: filepath.Join(t.TempDir(), "jam.db"), CheckpointInterval: time.Hour}
+	dir := t.TempDir()
+	box, err := secret.LoadOrCreate(filepath.Join(dir, "daemon.key"))
+	require.NoError(t, err)
+	cfg := Config{Path: filepath.Join(dir, "jam.db"), CheckpointInterval: time.Hour, Sealer: box}
 	st, err := Open(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })

@@ -196,12 +196,26 @@ func exerciseEvents(t *testing.T, open func(t *testing.T) store.Store) {
 		require.Equal(t, 2, n)
 		require.Equal(t, []string{"e2", "e4", "e6", "e8"}, b.kinds(t, b.ws, 0))
 
-		// Keep the 3 newest across workspaces: e7, e8, e9 stay.
+		// Keep the 3 newest of each workspace: e2 and e3 go.
 		n, err = b.st.EventPrune(t.Context(), 3, epoch)
 		require.NoError(t, err)
-		require.Equal(t, 5, n)
-		require.Equal(t, []string{"e8"}, b.kinds(t, b.ws, 0))
-		require.Equal(t, []string{"e7", "e9"}, b.kinds(t, b.other, 0))
+		require.Equal(t, 2, n)
+		require.Equal(t, []string{"e4", "e6", "e8"}, b.kinds(t, b.ws, 0))
+		require.Equal(t, []string{"e5", "e7", "e9"}, b.kinds(t, b.other, 0))
+
+		// A busy workspace does not push out a quiet one's events.
+		var busy []store.EventRecord
+		for i := range 10 {
+			e := event(b.ws, fmt.Sprintf("b%d", i))
+			e.CreatedAt = epoch.Add(time.Duration(10+i) * time.Hour)
+			busy = append(busy, e)
+		}
+		b.append(t, busy...)
+		n, err = b.st.EventPrune(t.Context(), 3, epoch)
+		require.NoError(t, err)
+		require.Equal(t, 10, n)
+		require.Equal(t, []string{"b7", "b8", "b9"}, b.kinds(t, b.ws, 0))
+		require.Equal(t, []string{"e5", "e7", "e9"}, b.kinds(t, b.other, 0), "the other workspace keeps its newest 3")
 	})
 
 	t.Run("EventPrune_sequencesNeverReused", func(t *testing.T) {
