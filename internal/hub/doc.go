@@ -37,6 +37,12 @@
 //   - attempts: one row per POST …/processing.
 //
 // Activity ("working") indicators are memory-only; they expire anyway.
+//
+// Message content is stored in the clear, as Band stores it: the hub
+// stands in for Band, the service that holds the conversation, and is
+// exempt from jamd's rule that what a person or an agent wrote is kept
+// only sealed (package sqlite). Whoever can read hub.db can read every
+// message of the embedded hub.
 // SQL lives as named constants in identity.go, room.go and message.go.
 //
 // # Delivery model

@@ -78,4 +78,35 @@
 //
 // UUIDs (rooms, messages, identities) are stored lower-case, as
 // jam.ParseUUID returns them, so lookups match whatever case arrives.
+//
+// # Content at rest
+//
+// One rule: every text a person or an agent wrote, and every credential,
+// is stored sealed with the daemon key (package secret: AES-256-GCM, the
+// aad binding the value to its row), or not stored. Two layers seal:
+//
+//   - the layer that owns a record seals it before it reaches the store,
+//     which keeps opaque Sealed bytes: accounts' and peers' keys and
+//     template env values (package daemon), spool entries, queue rows,
+//     reply intents and notices (package engine), and the room cache
+//     (package roomfeed);
+//   - the store seals the columns whose rows it shapes itself, with the
+//     Config.Sealer jamd hands in: events.payload (bound to workspace and
+//     sequence; the store names each event's sequence in the transaction
+//     that inserts it), turn_output.updates (workspace, turn, batch: the
+//     store bounds a turn's output inside its transaction, so it must see
+//     the text), session_messages.text (workspace, message), and the
+//     detail of turns (workspace, turn) and turn_journal (workspace,
+//     entry), the text of the error that ended a turn, which may quote
+//     what the agent sent. An empty value stays empty TEXT; a sealed one
+//     is a BLOB.
+//
+// A row written in the clear (before migration 0015, or by a store opened
+// without a Sealer) is TEXT; [Open] with a Sealer seals every such value,
+// then VACUUMs so the text is not left in free pages. Reading a sealed
+// value without the Sealer is an error wrapping jam.ErrUnavailable, and a
+// value moved to another row fails to open (secret.ErrCorrupt).
+//
+// Not sealed: ids, kinds, states, times, sizes and reason codes, which
+// say what happened but not what was written.
 package sqlite

@@ -19,9 +19,9 @@ func TestEventQueries_useIndexes(t *testing.T) {
 		{"list after", eventSelectAfter, []any{"ws", 1, 10}},
 		{"last", eventSelectLast, []any{"ws"}},
 		{"prune by age", eventDeleteOld, []any{1}},
-		// eventDeleteBeyond is left out on purpose: its subquery walks the
-		// rowid backwards from the newest row and stops after keepNewest
-		// rows, which the plan shows as a bare SCAN although it is bounded.
+		{"prune beyond, per workspace", eventDeleteBeyond, []any{"ws", "ws", 10}},
+		{"workspaces to prune", eventWorkspaces, nil},
+		{"next sequence", eventSelectNext, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,9 +46,12 @@ RETURNING seq`
 	turnOfSession = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
 	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, detail = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
 	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at, detail)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	messageColumns = `id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at`
-	messageInsert  = `INSERT INTO session_messages (` + messageColumns + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '') RETURNING seq`
+	// journalSetDetail writes an entry's sealed detail, which is bound to
+	// the sequence its insert returned.
+	journalSetDetail = `UPDATE turn_journal SET detail = ? WHERE seq = ?`
+	messageColumns   = `id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at`
+	messageInsert    = `INSERT INTO session_messages (` + messageColumns + `)
 SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, NULL FROM session_messages WHERE session_id = ?
 RETURNING seq`
 	messageSelect    = `SELECT ` + messageColumns + ` FROM session_messages WHERE workspace_id = ? AND id = ?`
@@ -417,8 +420,8 @@ func insertTurn(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
 		}
 		return err
 	}
-	_, err := tx.ExecContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at, "")
-	return err
+	var seq int64
+	return tx.QueryRowContext(ctx, journalInsert, t.WorkspaceID, t.SessionID, t.ID, "", jam.TurnQueued, "", 0, at).Scan(&seq)
 }
 
 // MessageAccept implements store.Runtime.
@@ -477,7 +480,7 @@ func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) 
 			return fmt.Errorf("%w: session %s is %s", jam.ErrConflict, ss.ID, ss.Lifecycle)
 		}
 		if m.Routing == jam.RoutingSteer {
-			st, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, m.WorkspaceID, m.TurnID))
+			st, err := s.scanTurn(tx.QueryRowContext(ctx, turnSelect, m.WorkspaceID, m.TurnID))
 			if err != nil {
 				return notFoundAs(err, "no such turn")
 			}
@@ -548,7 +551,7 @@ func (s *Store) scanMessage(row scanner) (store.SessionMessage, error) {
 }
 
 func (s *Store) TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error) {
-	t, err := scanTurn(s.reader.QueryRowContext(ctx, turnSelect, ws, id))
+	t, err := s.scanTurn(s.reader.QueryRowContext(ctx, turnSelect, ws, id))
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("turn %s: %w", id, notFoundAs(err, "no such turn"))
 	}
@@ -557,7 +560,7 @@ func (s *Store) TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) 
 
 // TurnList implements [store.Runtime].
 func (s *Store) TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error) {
-	out, err := queryAll(ctx, s.reader, scanTurn, turnOfSession, ws, session)
+	out, err := queryAll(ctx, s.reader, s.scanTurn, turnOfSession, ws, session)
 	if err != nil {
 		return nil, fmt.Errorf("turn list: %w", err)
 	}
@@ -589,7 +592,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 		}
 	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		t, err := scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
+		t, err := s.scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
 		if err != nil {
 			return notFoundAs(err, "no such turn")
 		}
@@ -614,7 +617,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				}
 			}
 		}
-		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, detail, leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, s.seal(detail, turnDetailAAD(p.WorkspaceID, p.ID)), leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
 			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 				return fmt.Errorf("%w: another turn of session %s is active", jam.ErrConflict, t.SessionID)
 			}
@@ -646,7 +649,11 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro(), detail)
+		var seq int64
+		if err := tx.QueryRowContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro()).Scan(&seq); err != nil || detail == "" {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, journalSetDetail, s.seal(detail, journalDetailAAD(p.WorkspaceID, seq)), seq)
 		return err
 	})
 	if err != nil {
@@ -688,9 +695,16 @@ func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.Turn
 	out, err := queryAll(ctx, s.reader, func(row scanner) (store.TurnJournalEntry, error) {
 		var e store.TurnJournalEntry
 		var at int64
-		err := row.Scan(&e.Seq, &e.TurnID, &e.From, &e.To, &e.Reason, &e.LeaseGeneration, &at, &e.Detail)
+		var detail any
+		if err := row.Scan(&e.Seq, &e.TurnID, &e.From, &e.To, &e.Reason, &e.LeaseGeneration, &at, &detail); err != nil {
+			return e, err
+		}
 		e.At = fromMicros(at)
-		return e, err
+		var err error
+		if e.Detail, err = s.open(detail, journalDetailAAD(ws, e.Seq)); err != nil {
+			return e, fmt.Errorf("journal entry %d: %w", e.Seq, err)
+		}
+		return e, nil
 	}, journalOfTurn, ws, id)
 	if err != nil {
 		return nil, fmt.Errorf("turn journal %s: %w", id, err)
@@ -698,12 +712,20 @@ func (s *Store) TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.Turn
 	return out, nil
 }
 
-func scanTurn(row scanner) (store.Turn, error) {
+// scanTurn scans a turn and opens its detail.
+func (s *Store) scanTurn(row scanner) (store.Turn, error) {
 	var t store.Turn
 	var created, updated int64
-	err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated, &t.MessageID, &t.Detail)
+	var detail any
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.SessionID, &t.Seq, &t.Routing, &t.SourceMessageID, &t.State, &t.Reason, &t.LeaseID, &t.LeaseGeneration, &created, &updated, &t.MessageID, &detail); err != nil {
+		return t, err
+	}
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
-	return t, err
+	var err error
+	if t.Detail, err = s.open(detail, turnDetailAAD(t.WorkspaceID, t.ID)); err != nil {
+		return t, fmt.Errorf("turn %s: %w", t.ID, err)
+	}
+	return t, nil
 }
 
 // LeaseAcquire implements [store.Runtime].

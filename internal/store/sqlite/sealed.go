@@ -26,6 +26,8 @@ const (
 	sealedEvents   = "events.payload"
 	sealedOutput   = "turn_output.updates"
 	sealedMessages = "session_messages.text"
+	sealedTurns    = "turns.detail"
+	sealedJournal  = "turn_journal.detail"
 )
 
 // contentAAD is the aad of a sealed content value: the column, the
@@ -51,6 +53,14 @@ func outputAAD(ws jam.WorkspaceID, turn jam.TurnID, batch int) []byte {
 
 func messageAAD(ws jam.WorkspaceID, id jam.MessageID) []byte {
 	return contentAAD(sealedMessages, ws, string(id))
+}
+
+func turnDetailAAD(ws jam.WorkspaceID, turn jam.TurnID) []byte {
+	return contentAAD(sealedTurns, ws, string(turn))
+}
+
+func journalDetailAAD(ws jam.WorkspaceID, seq int64) []byte {
+	return contentAAD(sealedJournal, ws, fmt.Sprint(seq))
 }
 
 // seal is the stored form of a content value: sealed (a BLOB) when the
@@ -95,6 +105,10 @@ const (
 	sealOutput    = `UPDATE turn_output SET updates = ? WHERE turn_id = ? AND batch = ?`
 	plainMessages = `SELECT workspace_id, id, text FROM session_messages WHERE typeof(text) = 'text' AND text <> '' LIMIT ?`
 	sealMessage   = `UPDATE session_messages SET text = ? WHERE id = ?`
+	plainTurns    = `SELECT workspace_id, id, detail FROM turns WHERE typeof(detail) = 'text' AND detail <> '' LIMIT ?`
+	sealTurn      = `UPDATE turns SET detail = ? WHERE id = ?`
+	plainJournal  = `SELECT workspace_id, seq, detail FROM turn_journal WHERE typeof(detail) = 'text' AND detail <> '' LIMIT ?`
+	sealJournal   = `UPDATE turn_journal SET detail = ? WHERE seq = ?`
 	// sealedSchema is the migration that made the content columns BLOB.
 	sealedSchema = 15
 	// sealChunk bounds the rows of one transaction of sealPlaintext.
@@ -150,6 +164,30 @@ func (s *Store) sealPlaintext(ctx context.Context, migs []store.Migration, prior
 					return nil, nil, err
 				}
 				return s.sealer.Seal([]byte(v), messageAAD(ws, id)), []any{id}, nil
+			})
+			if n += k; err != nil {
+				return err
+			}
+			k, err = s.sealRows(ctx, tx, plainTurns, sealTurn, func(r scanner) (any, []any, error) {
+				var ws jam.WorkspaceID
+				var id jam.TurnID
+				var v string
+				if err := r.Scan(&ws, &id, &v); err != nil {
+					return nil, nil, err
+				}
+				return s.sealer.Seal([]byte(v), turnDetailAAD(ws, id)), []any{id}, nil
+			})
+			if n += k; err != nil {
+				return err
+			}
+			k, err = s.sealRows(ctx, tx, plainJournal, sealJournal, func(r scanner) (any, []any, error) {
+				var ws jam.WorkspaceID
+				var seq int64
+				var v string
+				if err := r.Scan(&ws, &seq, &v); err != nil {
+					return nil, nil, err
+				}
+				return s.sealer.Seal([]byte(v), journalDetailAAD(ws, seq)), []any{seq}, nil
 			})
 			n += k
 			return err

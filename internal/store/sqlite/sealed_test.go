@@ -54,6 +54,12 @@ VALUES (?, 'turn_00000000000000000000000001', 1, ?, 10, 10, 0, ?)`, ws, `[{"kind
 	_, err = s.writer.ExecContext(ctx, `INSERT INTO session_messages (id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at)
 VALUES ('msg_00000000000000000000000001', ?, 'sess_0000000000000000000000001', 1, 'note', 'note', ?, '', '', ?, NULL)`, ws, "note "+canary, at)
 	require.NoError(t, err)
+	_, err = s.writer.ExecContext(ctx, `INSERT INTO turns (id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id, detail)
+VALUES ('turn_00000000000000000000000001', ?, 'sess_0000000000000000000000001', 1, 'queue', '', 'failed', 'agent_error', '', 0, ?, ?, '', ?)`, ws, at, at, "agent said "+canary)
+	require.NoError(t, err)
+	_, err = s.writer.ExecContext(ctx, `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at, detail)
+VALUES (?, 'sess_0000000000000000000000001', 'turn_00000000000000000000000001', 'running', 'failed', 'agent_error', 0, ?, ?)`, ws, at, "agent said "+canary)
+	require.NoError(t, err)
 	return ws
 }
 
@@ -81,7 +87,8 @@ func TestSealed_legacyRowsAreSealedAtOpen(t *testing.T) {
 	cfg.Sealer = box
 	st, err := Open(ctx, cfg)
 	require.NoError(t, err)
-	for _, q := range []string{`SELECT typeof(payload) FROM events`, `SELECT typeof(updates) FROM turn_output`, `SELECT typeof(text) FROM session_messages`} {
+	for _, q := range []string{`SELECT typeof(payload) FROM events`, `SELECT typeof(updates) FROM turn_output`, `SELECT typeof(text) FROM session_messages`,
+		`SELECT typeof(detail) FROM turns`, `SELECT typeof(detail) FROM turn_journal`} {
 		types, err := queryAll(ctx, st.reader, func(r scanner) (v string, err error) { return v, r.Scan(&v) }, q)
 		require.NoError(t, err)
 		require.NotEmpty(t, types)
@@ -102,6 +109,13 @@ func TestSealed_legacyRowsAreSealedAtOpen(t *testing.T) {
 	msg, err := st.MessageGet(ctx, ws, "msg_00000000000000000000000001")
 	require.NoError(t, err)
 	require.Equal(t, "note "+canary, msg.Text)
+	turn, err := st.TurnGet(ctx, ws, "turn_00000000000000000000000001")
+	require.NoError(t, err)
+	require.Equal(t, "agent said "+canary, turn.Detail)
+	journal, err := st.TurnJournal(ctx, ws, turn.ID)
+	require.NoError(t, err)
+	require.Len(t, journal, 1)
+	require.Equal(t, "agent said "+canary, journal[0].Detail)
 	seqs, err := st.EventAppend(ctx, []store.EventRecord{{WorkspaceID: ws, Kind: "k", CreatedAt: time.Now()}})
 	require.NoError(t, err)
 	require.Equal(t, []int64{6}, seqs, "the rebuilt events table kept its high-water mark")
@@ -154,4 +168,36 @@ func TestSealed_contentIsSealedOnWrite(t *testing.T) {
 		require.Equal(t, seqs[i], e.Seq)
 		require.JSONEq(t, string(payload), string(e.Payload))
 	}
+}
+
+// TestSealed_turnDetailIsSealedOnWrite: the detail of a turn that ended,
+// which may quote what the agent sent, is sealed on the turn and on its
+// journal entry, and read back as it was given.
+func TestSealed_turnDetailIsSealedOnWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	canary := "canary" + rand.Text()
+	ws := jam.New[jam.WorkspaceID](jam.NewMinter(time.Now, rand.Reader))
+	turn := jam.TurnID("turn_00000000000000000000000001")
+	at := time.Now()
+	_, err := b.st.writer.ExecContext(ctx, `INSERT INTO turns (id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id)
+VALUES (?, ?, 'sess_0000000000000000000000001', 1, 'queue', '', 'queued', '', '', 0, ?, ?, '')`, turn, ws, at.UnixMicro(), at.UnixMicro())
+	require.NoError(t, err)
+	_, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: ws, ID: turn, From: jam.TurnQueued, To: jam.TurnFailed,
+		Reason: "agent_error", Detail: "json-rpc error -32000: " + canary, At: at})
+	require.NoError(t, err)
+	require.NoError(t, b.st.Close())
+	require.False(t, fileHolds(t, b.cfg.Path, canary))
+
+	st, err := Open(ctx, b.cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	got, err := st.TurnGet(ctx, ws, turn)
+	require.NoError(t, err)
+	require.Equal(t, "json-rpc error -32000: "+canary, got.Detail)
+	journal, err := st.TurnJournal(ctx, ws, turn)
+	require.NoError(t, err)
+	require.Len(t, journal, 1)
+	require.Equal(t, got.Detail, journal[0].Detail)
 }

@@ -1,13 +1,15 @@
 -- 0015_sealed_content: the columns that hold what a person or an agent
--- wrote are sealed at rest. events.payload, turn_output.updates and
--- session_messages.text become BLOB: the store seals each value with the
+-- wrote are sealed at rest. events.payload, turn_output.updates,
+-- session_messages.text and the detail of turns and turn_journal (the
+-- text of the error that ended a turn, which may quote what the agent
+-- sent) become BLOB: the store seals each value with the
 -- daemon key (package secret, AES-256-GCM) bound to its row (workspace,
 -- table and the row's key), and opens it when read. An empty value (an
 -- event without data, a session message whose text stays sealed with its
 -- Band message) is stored as before, in the clear, since it says nothing.
 --
--- Each table is rebuilt with the new column type and its rows copied as
--- they are: BLOB affinity keeps a copied TEXT value as TEXT, which is how
+-- Each table is rebuilt with the new column type (a detail column, added
+-- by 0014, is replaced by a new one) and its rows copied as they are: BLOB affinity keeps a copied TEXT value as TEXT, which is how
 -- the store tells a row written before this migration from a sealed one.
 -- The store seals such rows in Go when it next opens with the key, in one
 -- transaction with secure_delete on, so the plaintext does not linger in
@@ -75,3 +77,14 @@ INSERT INTO session_messages_new (id, workspace_id, session_id, seq, requested, 
 SELECT id, workspace_id, session_id, seq, requested, routing, text, source_message_id, turn_id, created_at, consumed_at FROM session_messages;
 DROP TABLE session_messages;
 ALTER TABLE session_messages_new RENAME TO session_messages;
+
+-- SQLite-only: RENAME and DROP COLUMN (PostgreSQL: ALTER COLUMN … TYPE).
+ALTER TABLE turns RENAME COLUMN detail TO detail_text;
+ALTER TABLE turns ADD COLUMN detail BLOB NOT NULL DEFAULT '';
+UPDATE turns SET detail = detail_text;
+ALTER TABLE turns DROP COLUMN detail_text;
+
+ALTER TABLE turn_journal RENAME COLUMN detail TO detail_text;
+ALTER TABLE turn_journal ADD COLUMN detail BLOB NOT NULL DEFAULT '';
+UPDATE turn_journal SET detail = detail_text;
+ALTER TABLE turn_journal DROP COLUMN detail_text;
