@@ -18,6 +18,10 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/config"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
 // TestAtRest_canaryNowhereOutsideHub runs a whole flow with a canary text
@@ -173,6 +177,18 @@ func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
 			seen[e.Kind] = true
 		}
 	}
+}
+
+// openStore opens the store of a daemon's data directory with its key,
+// as jamd does, and closes it when t ends.
+func openStore(t *testing.T, cfg config.Config) *sqlite.Store {
+	t.Helper()
+	box, err := secret.LoadOrCreate(filepath.Join(cfg.DataDir, "daemon.key"))
+	require.NoError(t, err)
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: box})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // canaryForms is the canary as it could sit in a file: raw, hex, and

@@ -18,7 +18,6 @@ import (
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/demoagent"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
 // demoAgentEnv makes the test binary serve the demo agent on its stdio.
@@ -101,9 +100,7 @@ func TestOwned_demoAgentAnswersInTwoRooms(t *testing.T) {
 	// Stop the daemon and read its store: two sessions, each with its own
 	// working directory holding its own note, and one succeeded turn each.
 	_, _ = r.stop()
-	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(cfg.DataDir, "jam.db")})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t, cfg)
 	wss, err := s.WorkspaceList(context.Background())
 	require.NoError(t, err)
 	sessions, err := s.SessionList(context.Background(), wss[0].ID)
@@ -144,9 +141,7 @@ func TestOwned_killedAgentIsReplacedAndTheMessageAnswered(t *testing.T) {
 	ctx := t.Context()
 
 	// A second reader of the daemon's store, to see the turn and its lease.
-	db, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(cfg.DataDir, "jam.db")})
-	require.NoError(t, err)
-	defer db.Close()
+	db := openStore(t, cfg)
 	wss, err := db.WorkspaceList(ctx)
 	require.NoError(t, err)
 	ws := wss[0].ID
