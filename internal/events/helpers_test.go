@@ -14,6 +14,7 @@ import (
 
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
@@ -54,10 +55,14 @@ type testBundle struct {
 	b  *events.Broker
 }
 
-// openStore opens a fresh store with one workspace; it closes when t ends.
+// openStore opens a fresh store with one workspace, sealing event data as
+// jamd's does; it closes when t ends.
 func openStore(t testing.TB) (*faultStore, jam.WorkspaceID) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "jam.db"), CheckpointInterval: time.Hour})
+	dir := t.TempDir()
+	box, err := secret.LoadOrCreate(filepath.Join(dir, "daemon.key"))
+	require.NoError(t, err)
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "jam.db"), CheckpointInterval: time.Hour, Sealer: box})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	w, err := st.WorkspaceEnsure(context.Background(), store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](jam.NewMinter(nil, nil)), Name: "default", At: epoch})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
@@ -88,7 +89,10 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "jam.db")})
+	dir := t.TempDir()
+	box, err := secret.LoadOrCreate(filepath.Join(dir, "daemon.key"))
+	require.NoError(t, err)
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "jam.db"), Sealer: box})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	m := jam.NewMinter(nil, nil)
