@@ -29,10 +29,10 @@ import (
 // to an attached agent and the agent's reply; a room message to an owned
 // agent (the demo agent restates its prompt, so its turn output and reply
 // carry the canary too); a session note and a queued session message.
-// After the daemon stops, no file of the data directory outside hub/ (the
-// embedded hub stands in for Band and keeps its messages as Band does)
-// holds the canary, raw or in base64 or hex, and neither does the
-// daemon's log. The owned agent's worktree is the agent's own work
+// While the daemon runs and after it stops, no file of the data
+// directory outside hub/ (the embedded hub stands in for Band and keeps
+// its messages as Band does) holds the canary, raw or in base64 or hex,
+// and neither does the daemon's debug log. The owned agent's worktree is the agent's own work
 // product, not jam's record, and is left out too. A restarted daemon
 // still shows the canary where a person expects it: in the turn output,
 // the session messages and the replayed events.
@@ -114,43 +114,23 @@ func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
 		return false
 	}, 60*time.Second, 10*time.Millisecond, "the demo agent's reply in the room")
 
+	// While it runs (the WAL holding what was not checkpointed yet) and
+	// after it stopped.
+	needles := canaryForms(canary)
+	require.Empty(t, canaryIn(t, cfg.DataDir, needles), "the canary is kept in the clear while jamd runs")
 	err, _ = r.stop()
 	require.NoError(t, err)
-
-	needles := canaryForms(canary)
-	var found []string
-	skip := map[string]bool{filepath.Join(cfg.DataDir, "hub"): true, filepath.Join(cfg.DataDir, "worktrees"): true}
-	require.NoError(t, filepath.WalkDir(cfg.DataDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if skip[path] {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for name, n := range needles {
-			if bytes.Contains(raw, n) {
-				rel, _ := filepath.Rel(cfg.DataDir, path)
-				found = append(found, fmt.Sprintf("%s (%s)", rel, name))
-			}
-		}
-		return nil
-	}))
+	found := canaryIn(t, cfg.DataDir, needles)
 	for name, n := range needles {
 		if bytes.Contains([]byte(r.log.String()), n) {
 			found = append(found, "daemon log ("+name+")")
 		}
 	}
 	require.Empty(t, found, "the canary is kept in the clear")
+	// The search finds what is there: the hub keeps messages as Band does.
+	hub, err := os.ReadFile(filepath.Join(cfg.DataDir, "hub", "hub.db"))
+	require.NoError(t, err)
+	require.Contains(t, string(hub), canary, "the embedded hub, exempt, holds the canary")
 
 	// What a person reads back is still there, from a fresh daemon.
 	r2 := start(t, cfg)
@@ -177,6 +157,40 @@ func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
 			seen[e.Kind] = true
 		}
 	}
+}
+
+// canaryIn lists the files under dir, outside hub/ and worktrees/, that
+// hold any of needles, with the form found.
+func canaryIn(t *testing.T, dir string, needles map[string][]byte) []string {
+	t.Helper()
+	var found []string
+	skip := map[string]bool{filepath.Join(dir, "hub"): true, filepath.Join(dir, "worktrees"): true}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if skip[path] {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for name, n := range needles {
+			if bytes.Contains(raw, n) {
+				rel, _ := filepath.Rel(dir, path)
+				found = append(found, fmt.Sprintf("%s (%s)", rel, name))
+			}
+		}
+		return nil
+	}))
+	return found
 }
 
 // openStore opens the store of a daemon's data directory with its key,
