@@ -90,8 +90,8 @@
 //     template env values (package daemon), spool entries, queue rows,
 //     reply intents and notices (package engine), and the room cache
 //     (package roomfeed);
-//   - the store seals the columns whose rows it shapes itself, with the
-//     Config.Sealer jamd hands in: events.payload (bound to workspace and
+//   - the store seals the columns whose rows it shapes itself
+//     (sealed.go), with the Config.Sealer jamd hands in: events.payload (bound to workspace and
 //     sequence; the store names each event's sequence in the transaction
 //     that inserts it), turn_output.updates (workspace, turn, batch: the
 //     store bounds a turn's output inside its transaction, so it must see
