@@ -286,6 +286,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	}
 	var pl *peerLog
 	if b.cfg.PeerLogDir != "" {
+		// Logs are diagnostics: one that cannot be scrubbed is reported,
+		// and does not keep the broker from starting.
+		if err := scrubPeerLogs(b.cfg.PeerLogDir); err != nil {
+			b.log.Warn("peer logs of an earlier build not scrubbed of event data", "err", err)
+		}
 		pl = newPeerLog(b.cfg.PeerLogDir, b.cfg.PeerLogMaxBytes, b.cfg.PeerLogMaxOpen, b.log)
 	}
 

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -424,6 +425,43 @@ func TestNew_invalidConfig(t *testing.T) {
 	}
 	_, err := events.New(events.Config{Workspace: ws}, nil)
 	require.ErrorIs(t, err, jam.ErrInvalid)
+}
+
+// TestBroker_peerLogsOfEarlierBuildsAreScrubbed: logs written by a build
+// that kept event data in them (a turn's output, say) are rewritten at
+// Start with each line's envelope only, backups included.
+func TestBroker_peerLogsOfEarlierBuildsAreScrubbed(t *testing.T) {
+	t.Parallel()
+	st, ws := openStore(t)
+	dir := t.TempDir()
+	canary := "canary" + rand.Text()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "local"), 0o700))
+	old := `{"seq":7,"kind":"turn.update","at":"2026-01-02T03:04:05Z","peer":"local/demo","data":{"updates":[{"kind":"text","text":"` + canary + `"}]}}` + "\n" +
+		"not an event\n" +
+		`{"seq":8,"kind":"agent.state","at":"2026-01-02T03:04:06Z","peer":"local/demo"}` + "\n"
+	for _, name := range []string{"demo.log", "demo.log.1"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "local", name), []byte(old), 0o600))
+	}
+	b, err := events.New(events.Config{Workspace: ws, PeerLogDir: dir}, st)
+	require.NoError(t, err)
+	require.NoError(t, b.Start(t.Context()))
+	require.NoError(t, b.Stop(t.Context()))
+	for _, name := range []string{"demo.log", "demo.log.1"} {
+		raw, err := os.ReadFile(filepath.Join(dir, "local", name))
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), canary, name)
+		lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+		require.Len(t, lines, 2, name)
+		require.Contains(t, lines[0], `"seq":7`)
+		require.Contains(t, lines[0], `"data_bytes":`)
+		require.Contains(t, lines[1], `"seq":8`)
+		st, err := os.Stat(filepath.Join(dir, "local", name))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "local"))
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "no temporary file is left")
 }
 
 func TestBroker_peerLogs(t *testing.T) {

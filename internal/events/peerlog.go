@@ -1,13 +1,16 @@
 package events
 
 import (
+	"bytes"
 	"container/list"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -108,6 +111,82 @@ type peerLine struct {
 
 func lineOf(e *Event) peerLine {
 	return peerLine{Seq: e.Seq, Kind: e.Kind, At: e.At, Peer: e.Peer, Room: e.Room, MessageID: e.MessageID, DataBytes: len(e.Data)}
+}
+
+// scrubPeerLogs rewrites every log under dir (<profile>/<scope>.log and
+// its .1 backup) that holds a line with event data, as earlier builds
+// wrote them, keeping each line's envelope and the data's size. A line
+// that is not an event is dropped. A log is rewritten under a temporary
+// name, fsynced and renamed over the old one, so a crash leaves either.
+// Called at Start, before the writer opens any log.
+func scrubPeerLogs(dir string) error {
+	profiles, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("peer logs: %w", err)
+	}
+	for _, p := range profiles {
+		if !p.IsDir() {
+			continue
+		}
+		logs, err := os.ReadDir(filepath.Join(dir, p.Name()))
+		if err != nil {
+			return fmt.Errorf("peer logs: %w", err)
+		}
+		for _, l := range logs {
+			if name := l.Name(); l.Type().IsRegular() && (strings.HasSuffix(name, ".log") || strings.HasSuffix(name, ".log.1")) {
+				if err := scrubPeerLog(filepath.Join(dir, p.Name(), name)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// scrubPeerLog rewrites one log if any line carries data.
+func scrubPeerLog(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("peer log: %w", err)
+	}
+	if !bytes.Contains(raw, []byte(`"data"`)) {
+		return nil
+	}
+	var out bytes.Buffer
+	for line := range bytes.Lines(raw) {
+		var e Event
+		if json.Unmarshal(line, &e) != nil || e.Kind == "" {
+			continue
+		}
+		enc, err := json.Marshal(lineOf(&e))
+		if err != nil {
+			return fmt.Errorf("peer log %s: %w", path, err)
+		}
+		out.Write(enc)
+		out.WriteByte('\n')
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*") // mode 0600
+	if err != nil {
+		return fmt.Errorf("peer log: %w", err)
+	}
+	_, err = tmp.Write(out.Bytes())
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("peer log %s: scrub: %w", path, err)
+	}
+	return nil
 }
 
 // file returns the open log of key, opening it (and closing the least
