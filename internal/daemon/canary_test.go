@@ -25,8 +25,9 @@ import (
 )
 
 // TestAtRest_canaryNowhereOutsideHub runs a whole flow with a canary text
-// in every message a person or an agent writes: a person's room message
-// to an attached agent and the agent's reply; a room message to an owned
+// in everything a person or an agent writes: an agent's description and a
+// room's title; a person's room message to an attached agent and the
+// agent's reply; a room message to an owned
 // agent (the demo agent restates its prompt, so its turn output and reply
 // carry the canary too); a session note and a queued session message.
 // While the daemon runs and after it stops, no file of the data
@@ -47,9 +48,9 @@ func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
 	c := r.client
 
 	// An attached agent: the person's message and the agent's reply.
-	coder, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	coder, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder", Description: "reviews " + canary})
 	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "attached", Agents: []string{"coder"}})
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "attached " + canary, Agents: []string{"coder"}})
 	require.NoError(t, err)
 	_, err = c.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
 	require.NoError(t, err)
