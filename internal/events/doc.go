@@ -82,7 +82,8 @@
 // 16 files open at once. A line holds the event's sequence, kind, time,
 // peer, room and message, and the size of its data, never the data: that
 // may be what a person or an agent wrote (a turn's output), which is kept
-// only sealed, in the store.
+// only sealed, in the store. Logs an earlier build wrote with the data in
+// them are rewritten that way at Start.
 //
 // # Content at rest
 //
