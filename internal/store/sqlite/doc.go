@@ -103,7 +103,9 @@
 //
 // A row written in the clear (before migration 0015, or by a store opened
 // without a Sealer) is TEXT; [Open] with a Sealer seals every such value,
-// then VACUUMs so the text is not left in free pages. Reading a sealed
+// then VACUUMs so the text is not left in free pages. A failure to (a
+// damaged table) is logged and does not keep the store from opening; the
+// next Open tries again. Reading a sealed
 // value without the Sealer is an error wrapping jam.ErrUnavailable, and a
 // value moved to another row fails to open (secret.ErrCorrupt).
 //

@@ -177,8 +177,14 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 	if err := migrate(ctx, s.writer, migs); err != nil {
 		return nil, err
 	}
-	if n, err := s.sealPlaintext(ctx, migs, prior); err != nil {
-		return nil, err
+	// A store that cannot seal what it holds in the clear (a damaged
+	// table, a full disk) still opens, as it does with other damage the
+	// quick_check reports; the next Open tries again. Only a cancelled
+	// Open fails.
+	if n, err := s.sealPlaintext(ctx, migs, prior); ctx.Err() != nil {
+		return nil, ctx.Err()
+	} else if err != nil {
+		s.logger.Error("content stored in the clear could not be sealed; it stays as it is until the next start", "sealed", n, "err", err)
 	} else if n > 0 {
 		s.logger.Info("sealed content stored in the clear", "values", n)
 	}
