@@ -65,6 +65,8 @@ var layers = map[string]layer{
 	"internal/hub/...":         adapter,
 	"internal/harness/acp":     adapter,
 	"internal/demoagent":       adapter,
+	"internal/executor":        adapter,
+	"internal/executor/...":    adapter,
 	"internal/api":             edge,
 	"internal/api/wire":        edge,
 	"internal/api/apiclient":   edge,

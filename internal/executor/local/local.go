@@ -1,0 +1,49 @@
+// Package local is the executor that runs an agent as the daemon's own
+// child, with the daemon's view of the file system: only the environment
+// of the Spec confines it (Caps.Confines is false, and a Spec asking for
+// NoNetwork is refused). It is what jam did before sandboxes, kept for
+// machines without bubblewrap and as an explicit opt-out.
+package local
+
+import (
+	"fmt"
+	"os/exec"
+	"syscall"
+
+	"github.com/jamhq/jam/internal/executor"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Executor is the local executor.
+type Executor struct{}
+
+// New returns the local executor.
+func New() Executor { return Executor{} }
+
+// Name implements executor.Executor.
+func (Executor) Name() string { return executor.Local }
+
+// Caps implements executor.Executor.
+func (Executor) Caps() executor.Caps { return executor.Caps{} }
+
+// Command implements executor.Executor.
+func (Executor) Command(spec executor.Spec) (*exec.Cmd, error) {
+	if err := executor.Check(spec); err != nil {
+		return nil, err
+	}
+	if spec.NoNetwork {
+		return nil, fmt.Errorf("%w: the local executor cannot cut an agent off the network (use sandbox=bwrap)", jam.ErrInvalid)
+	}
+	path, err := executor.LookPath(spec.Argv[0], executor.EnvValue(spec.Env, "PATH"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, spec.Argv[1:]...)
+	cmd.Args[0] = spec.Argv[0]
+	cmd.Dir = spec.Dir
+	// Never nil: nil would inherit the daemon's environment.
+	cmd.Env = append([]string{}, spec.Env...)
+	// Its own process group, so stopping the group reaches every child.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, nil
+}
