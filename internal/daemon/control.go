@@ -205,6 +205,9 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 		if err != nil {
 			return wire.Agent{}, err
 		}
+		if c.Sandbox == "" {
+			c.Sandbox = d.msg.sandbox
+		}
 		if c.Env, err = templateEnv(d.msg.box, ws, tid, r.Runtime.Env); err != nil {
 			return wire.Agent{}, err
 		}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,9 +12,9 @@ import (
 	"github.com/jamhq/jam/internal/store"
 )
 
-// An owned agent's environment: the template adds variables to jamd's own
-// environment (a variable of the template wins over jamd's of the same
-// name). Their values are often credentials, so they are sealed with the
+// An owned agent's environment: the template adds variables to an
+// allowlist of jamd's own environment (agentEnv; a variable of the
+// template wins). Their values are often credentials, so they are sealed with the
 // daemon's key as soon as they arrive, bound to the template and the
 // variable's name (a sealed value copied to another template or renamed
 // does not open), opened only to start the agent, and never shown: reads
@@ -206,20 +207,30 @@ func envNames(env []store.EnvVar) []string {
 	return names
 }
 
-// agentEnv is the environment an agent process starts with: jamd's own,
-// then the template's variables, opened. nil (inherit jamd's) when the
-// template adds none.
-func agentEnv(box *secret.Box, ws jam.WorkspaceID, cfg store.TemplateConfig) ([]string, error) {
-	if len(cfg.Env) == 0 {
-		return nil, nil
+// agentEnvAllowed are the variables of jamd's own environment an agent
+// gets, where jamd has them; LC_* are allowed by prefix. Nothing else of
+// jamd's reaches an agent: not JAM_BAND_KEY, not a cloud credential.
+var agentEnvAllowed = []string{"PATH", "LANG", "TERM", "TZ"}
+
+// agentEnv is the environment an agent process starts with: the
+// allowlisted variables of jamd's own, HOME and TMPDIR naming the agent's
+// own directories, then the template's variables, opened (last, so a
+// variable of the template wins, exec keeping the last of duplicate
+// names).
+func agentEnv(box *secret.Box, ws jam.WorkspaceID, cfg store.TemplateConfig, home, tmp string) ([]string, error) {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(agentEnvAllowed, name) || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
 	}
-	env := os.Environ()
+	env = append(env, "HOME="+home, "TMPDIR="+tmp)
 	for _, v := range cfg.Env {
 		value, err := box.Open(v.Sealed, envAAD(ws, cfg.EnvTemplate, v.Name))
 		if err != nil {
 			return nil, fmt.Errorf("open environment variable %s of template %s: %w", v.Name, cfg.EnvTemplate, err)
 		}
-		// exec keeps the last of duplicate names: the template's wins.
 		env = append(env, v.Name+"="+string(value))
 	}
 	return env, nil

@@ -156,17 +156,16 @@ func TestApplyEnv(t *testing.T) {
 	require.Equal(t, []string{"B", "C"}, envNames(env2))
 	require.Equal(t, []string{"B", "A"}, envNames(env), "the input is not changed")
 
-	home, ok := os.LookupEnv("HOME")
-	require.True(t, ok, "the test runs with a HOME of its own to shadow")
 	cfg := store.TemplateConfig{Env: env2, EnvTemplate: tmpl}
 	cfg.Env, err = applyEnv(box, ws, tmpl, cfg.Env, []envEdit{{Name: "HOME", Value: "from-template"}})
 	require.NoError(t, err)
-	got, err := agentEnv(box, ws, cfg)
+	got, err := agentEnv(box, ws, cfg, "/agent/home", "/agent/tmp")
 	require.NoError(t, err)
 	require.Contains(t, got, "B=new-b")
 	require.Contains(t, got, "C=c")
-	require.Contains(t, got, "PATH="+os.Getenv("PATH"), "jamd's environment is inherited")
-	require.Contains(t, got, "HOME="+home)
+	require.Contains(t, got, "PATH="+os.Getenv("PATH"), "jamd's PATH is passed on")
+	require.Contains(t, got, "HOME=/agent/home", "the agent's own home")
+	require.Contains(t, got, "TMPDIR=/agent/tmp")
 	last := ""
 	for _, kv := range got {
 		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
@@ -175,9 +174,9 @@ func TestApplyEnv(t *testing.T) {
 	}
 	require.Equal(t, "from-template", last, "the template's variable comes last, so it wins")
 
-	none, err := agentEnv(box, ws, store.TemplateConfig{})
+	none, err := agentEnv(box, ws, store.TemplateConfig{}, "/h", "/t")
 	require.NoError(t, err)
-	require.Nil(t, none, "no variables: inherit jamd's environment as is")
+	require.NotNil(t, none, "never nil: nil would inherit jamd's environment")
 
 	// A sealed value moved to another template, renamed, or opened with
 	// another key does not open.
@@ -185,10 +184,10 @@ func TestApplyEnv(t *testing.T) {
 		"other template": {Env: env2[:1], EnvTemplate: "tmpl_2"},
 		"renamed":        {Env: []store.EnvVar{{Name: "X", Sealed: env2[0].Sealed}}, EnvTemplate: tmpl},
 	} {
-		_, err := agentEnv(box, ws, c)
+		_, err := agentEnv(box, ws, c, "/h", "/t")
 		require.ErrorIs(t, err, secret.ErrCorrupt, name)
 	}
-	_, err = agentEnv(testEnvBox(t), ws, cfg)
+	_, err = agentEnv(testEnvBox(t), ws, cfg, "/h", "/t")
 	require.ErrorIs(t, err, secret.ErrCorrupt, "another key")
 
 	many := make([]envEdit, maxEnvVars+1)

@@ -33,7 +33,8 @@ func TestOwned_envIsSealedAndReachesTheAgent(t *testing.T) {
 	// The agent writes what it got, then runs the demo agent.
 	script := `printf '%s|%s' "$JAM_TEST_SECRET" "$PATH" > "$2/env.out"; ` + demoAgentEnv + `="$1" exec "$0" -test.run='^$'`
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{
-		Command: []string{"/bin/sh", "-c", script, os.Args[0], t.TempDir(), out}, Permission: "allow",
+		// Local: the agent writes to a directory of the test's.
+		Command: []string{"/bin/sh", "-c", script, os.Args[0], t.TempDir(), out}, Permission: "allow", Sandbox: "local",
 		Env: []string{"JAM_TEST_SECRET=" + secret, "JAM_TEST_OTHER=x"}, HandshakeTimeout: "45s"}})
 	require.NoError(t, err)
 	require.NotNil(t, agent.Runtime)

@@ -50,6 +50,8 @@ type messaging struct {
 
 	// owned serializes materializing owned agents' sessions (owned.go).
 	owned sync.Mutex
+	// sandbox is the executor of agents that name none (sandbox.go).
+	sandbox string
 }
 
 // startMessaging brings up the pipeline: secret box, spool, engine, the

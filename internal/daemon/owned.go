@@ -15,6 +15,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
@@ -47,17 +48,11 @@ func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
 // recovers turns a previous run left active. It runs before the engine
 // starts, so redeliveries at start find their turns.
 func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *deliverer) error {
+	m.sandbox = defaultSandbox(m.log)
 	rt, err := runtime.New(runtime.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
-		Launch: func(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
-			env, err := agentEnv(m.box, m.d.workspace.ID, cfg)
-			if err != nil {
-				return nil, err
-			}
-			h, err := launchACP(ctx, cfg, env, m.log)
-			return h, redactEnv(err, templateValues(env, len(cfg.Env)))
-		},
+		Launch:   m.launch,
 	})
 	if err != nil {
 		return err
@@ -69,6 +64,27 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	del.rt.Store(rt)
 	m.runtime = rt
 	return nil
+}
+
+// launch starts an agent process for a configuration: under its
+// executor, in its own home, with the allowlisted environment and the
+// paths of its sandbox (agentArea).
+func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
+	ex, err := executorFor(cfg.Sandbox, m.sandbox)
+	if err != nil {
+		return nil, err
+	}
+	area, err := m.agentArea(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	env, err := agentEnv(m.box, m.d.workspace.ID, cfg, area.home, area.tmp)
+	if err != nil {
+		return nil, err
+	}
+	h, err := launchACP(ctx, cfg, acp.Config{Executor: ex, Dir: area.home, Env: env, Writable: area.writable, ReadOnly: area.readOnly,
+		NoNetwork: cfg.NoNetwork}, m.log)
+	return h, redactEnv(err, templateValues(env, len(cfg.Env)))
 }
 
 // ensureOwnedRoom gives an owned agent its session, worktree and binding
@@ -151,7 +167,9 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 	}
 	m.owned.Lock()
 	defer m.owned.Unlock()
-	root := filepath.Join(m.d.cfg.DataDir, worktreeDir)
+	// Each agent's worktrees in a directory of its own, which its shared
+	// process's sandbox shows whole.
+	root := filepath.Join(m.d.cfg.DataDir, worktreeDir, string(t.ID))
 	s, err := st.SessionForRoom(ctx, ws, key, room)
 	switch {
 	case errors.Is(err, jam.ErrNotFound):
@@ -246,6 +264,23 @@ func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 		return c, err
 	}
 	c.HandshakeTimeout = d
+	if r.Sandbox != "" {
+		if c.Sandbox, err = executor.ParseName(r.Sandbox); err != nil {
+			return c, err
+		}
+	}
+	if c.NoNetwork, err = parseNetwork(r.Network); err != nil {
+		return c, err
+	}
+	if c.NoNetwork && c.Sandbox == executor.Local {
+		return c, fmt.Errorf("%w: network=off needs sandbox=bwrap (the local executor cannot cut an agent off the network)", jam.ErrInvalid)
+	}
+	for _, p := range r.ReadOnly {
+		if !filepath.IsAbs(p) || filepath.Clean(p) == "/" || strings.ContainsRune(p, 0) {
+			return c, fmt.Errorf("%w: read-only path %q is not an absolute path below /", jam.ErrInvalid, p)
+		}
+		c.ReadOnly = append(c.ReadOnly, filepath.Clean(p))
+	}
 	return c, nil
 }
 
@@ -407,14 +442,15 @@ func runtimeUpdate(u acp.Update) (runtime.Update, bool) {
 	return runtime.Update{}, false
 }
 
-// launchACP starts an ACP agent for a template configuration, with env
-// (jamd's own environment plus the template's; nil inherits jamd's), the
-// template's handshake bound (0: the harness's default) and its model, set
-// on every session the agent opens.
-func launchACP(ctx context.Context, cfg store.TemplateConfig, env []string, log *slog.Logger) (runtime.Host, error) {
-	h := &acpHost{prompts: map[string]func(runtime.Update){}, secrets: templateValues(env, len(cfg.Env))}
-	a, err := acp.Start(ctx, acp.Config{Command: cfg.Command, Env: env, Model: cfg.Model, InitTimeout: cfg.HandshakeTimeout,
-		Policy: acp.Policy(cfg.Permission), Logger: log, OnUpdate: h.route})
+// launchACP starts an ACP agent for a template configuration, with the
+// process settings of proc (executor, directory, environment, sandbox
+// paths), the template's handshake bound (0: the harness's default) and
+// its model, set on every session the agent opens.
+func launchACP(ctx context.Context, cfg store.TemplateConfig, proc acp.Config, log *slog.Logger) (runtime.Host, error) {
+	h := &acpHost{prompts: map[string]func(runtime.Update){}, secrets: templateValues(proc.Env, len(cfg.Env))}
+	proc.Command, proc.Model, proc.InitTimeout = cfg.Command, cfg.Model, cfg.HandshakeTimeout
+	proc.Policy, proc.Logger, proc.OnUpdate = acp.Policy(cfg.Permission), log, h.route
+	a, err := acp.Start(ctx, proc)
 	if err != nil {
 		return nil, err
 	}

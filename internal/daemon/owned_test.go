@@ -28,7 +28,11 @@ func runDemoAgentIfAsked() {
 	if state == "" {
 		return
 	}
-	err := demoagent.Run(context.Background(), demoagent.Config{StateDir: state, WordDelay: 20 * time.Millisecond}, os.Stdin, os.Stdout)
+	cfg := demoagent.Config{StateDir: state, WordDelay: 20 * time.Millisecond}
+	if probe := os.Getenv(sandboxProbeEnv); probe != "" {
+		cfg.Probe = sandboxProbe(probe)
+	}
+	err := demoagent.Run(context.Background(), cfg, os.Stdin, os.Stdout)
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(1)
@@ -36,9 +40,11 @@ func runDemoAgentIfAsked() {
 	os.Exit(0)
 }
 
-// demoAgentCommand runs the demo agent from the test binary.
+// demoAgentCommand runs the demo agent from the test binary. It keeps its
+// sessions in its home, which is the agent's own (and writable in its
+// sandbox).
 func demoAgentCommand(t *testing.T) []string {
-	return []string{"/bin/sh", "-c", demoAgentEnv + `="$1" exec "$0" -test.run='^$'`, os.Args[0], t.TempDir()}
+	return []string{"/bin/sh", "-c", demoAgentEnv + `="$HOME/demo-agent" exec "$0" -test.run='^$'`, os.Args[0]}
 }
 
 // TestOwned_demoAgentAnswersInTwoRooms: a person mentions an owned agent

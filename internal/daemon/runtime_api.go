@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 
 func wireRuntime(c store.TemplateConfig) wire.AgentRuntime {
 	return wire.AgentRuntime{Harness: c.Harness, Command: c.Command, Model: c.Model, Repo: c.Repo, Placement: string(c.Placement), Permission: c.Permission,
-		EnvNames: envNames(c.Env), HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout)}
+		EnvNames: envNames(c.Env), HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout),
+		Sandbox: c.Sandbox, Network: formatNetwork(c.NoNetwork), ReadOnly: c.ReadOnly}
 }
 
 func wireRuntimeStatus(t store.Template) *wire.AgentRuntimeStatus {
@@ -357,8 +359,20 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 			rt.Permission = v
 		case "handshake_timeout":
 			rt.HandshakeTimeout = v
+		case "sandbox":
+			rt.Sandbox = v
+			if v == "" {
+				rt.Sandbox = d.msg.sandbox
+			}
+		case "network":
+			rt.Network = v
+		case "read_only":
+			rt.ReadOnly = nil
+			if v != "" {
+				rt.ReadOnly = filepath.SplitList(v)
+			}
 		default:
-			return wire.AgentRuntimeStatus{}, fmt.Errorf("%w: unknown runtime key %q (known: command, model, repo, placement, permission, handshake_timeout, env.NAME)", jam.ErrInvalid, k)
+			return wire.AgentRuntimeStatus{}, fmt.Errorf("%w: unknown runtime key %q (known: command, model, repo, placement, permission, handshake_timeout, sandbox, network, read_only, env.NAME)", jam.ErrInvalid, k)
 		}
 		changes = append(changes, k+"="+v)
 	}

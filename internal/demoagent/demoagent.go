@@ -42,6 +42,10 @@ type Config struct {
 	// WordDelay paces the thoughts of a "[slow]" prompt (default 100ms)
 	// and SlowFor is how long they last (default 3s).
 	WordDelay, SlowFor time.Duration
+	// Probe, when set, runs in the agent's process at every prompt with
+	// the session's directory, and what it returns ends the answer: tests
+	// use it to report what an agent's process can reach.
+	Probe func(cwd string) string
 }
 
 type agent struct {
@@ -204,6 +208,9 @@ func (a *agent) prompt(ctx context.Context, p acp.PromptParams) (acp.PromptResul
 	answer := "You said: " + text
 	if !noted {
 		answer += " (I was not allowed to note it.)"
+	}
+	if a.cfg.Probe != nil {
+		answer += " " + a.cfg.Probe(r.Cwd)
 	}
 	if strings.Contains(text, "[slow]") {
 		// Think aloud for a while first, so a turn can be cancelled or

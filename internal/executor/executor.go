@@ -125,5 +125,5 @@ func LookPath(file, path string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: executor: %s: executable file not found in the agent's PATH", jam.ErrNotFound, file)
+	return "", fmt.Errorf("%w: executor: %q: executable file not found in the agent's PATH", jam.ErrNotFound, file)
 }

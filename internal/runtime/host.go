@@ -24,10 +24,13 @@ func holder(t store.Template, s store.Session) string {
 // configuration with the session's overrides applied. A shared host serves
 // all the agent's rooms with the template's.
 func launchConfig(t store.Template, s store.Session) store.TemplateConfig {
-	if t.Desired.Placement == jam.PlacementDedicated {
-		return s.Overrides.Apply(t.Desired)
+	c := t.Desired
+	if c.Placement == jam.PlacementDedicated {
+		c = s.Overrides.Apply(c)
+		c.Session = s.ID
 	}
-	return t.Desired
+	c.Template = t.ID
+	return c
 }
 
 // errIncompatible refuses a session whose overrides set a per-process key

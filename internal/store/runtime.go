@@ -133,6 +133,23 @@ type TemplateConfig struct {
 	// HandshakeTimeout bounds the agent's protocol handshake; 0 is the
 	// harness's default.
 	HandshakeTimeout time.Duration `json:"handshake_timeout,omitempty"`
+	// Sandbox names the executor the agent's process runs under (bwrap,
+	// local); "" (templates made before sandboxes) is the daemon's
+	// default.
+	Sandbox string `json:"sandbox,omitempty"`
+	// NoNetwork cuts the agent off the network (only its own loopback);
+	// it needs a sandbox that can (bwrap).
+	NoNetwork bool `json:"no_network,omitempty"`
+	// ReadOnly are further absolute paths the sandboxed agent may read
+	// (tools or data outside the system directories).
+	ReadOnly []string `json:"read_only,omitempty"`
+
+	// Template and Session say whose process the launcher starts: the
+	// runtime sets them on the configuration it launches (Session only
+	// for a dedicated placement, whose process serves one session). Never
+	// stored.
+	Template jam.TemplateID `json:"-"`
+	Session  jam.SessionID  `json:"-"`
 }
 
 // EnvVar is one environment variable of an agent, its value sealed.

@@ -66,6 +66,16 @@ type AgentRuntime struct {
 	// HandshakeTimeout bounds the agent's protocol handshake, as a
 	// duration ("2m", 1s to 30m); empty is the harness's default.
 	HandshakeTimeout string `json:"handshake_timeout,omitempty"`
+	// Sandbox is the executor the agent runs under: bwrap (bubblewrap:
+	// it sees its worktrees, home and the system directories, nothing of
+	// jam's data directory) or local (jamd's own view of the files). An
+	// agent added without one gets the daemon's default, shown in reads.
+	Sandbox string `json:"sandbox,omitempty"`
+	// Network is on (the default) or off (sandbox bwrap only: the agent
+	// gets only a loopback of its own).
+	Network string `json:"network,omitempty"`
+	// ReadOnly are further absolute paths a sandboxed agent may read.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
 
 // Binding binds one session to one room for one agent.

@@ -17,8 +17,8 @@ type AgentRuntimeStatus struct {
 
 // AgentConfigRequest is the body of POST /v1/agents/{agent}/config: keys
 // of the runtime configuration to change (command, model, repo,
-// placement, permission, handshake_timeout, env.NAME: an empty value
-// unsets the variable).
+// placement, permission, handshake_timeout, sandbox, network, read_only
+// (paths separated by ":"), env.NAME: an empty value unsets the variable).
 type AgentConfigRequest struct {
 	Set map[string]string `json:"set"`
 }

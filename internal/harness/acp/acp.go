@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -46,6 +47,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jamhq/jam/internal/executor"
+	"github.com/jamhq/jam/internal/executor/local"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/version"
@@ -104,10 +107,17 @@ type Update struct {
 type Config struct {
 	// Command is the agent's argv. Required.
 	Command []string
-	// Dir is the process's working directory.
+	// Dir is the process's working directory; "" is jamd's.
 	Dir string
-	// Env is the process environment; nil inherits jamd's.
+	// Env is the process's whole environment; nil is jamd's own (the
+	// daemon always passes an allowlist).
 	Env []string
+	// Executor starts the process (see internal/executor); nil is
+	// executor/local. Writable, ReadOnly and NoNetwork are passed to it.
+	Executor  executor.Executor
+	Writable  []string
+	ReadOnly  []string
+	NoNetwork bool
 	// Model, when set, is the model every session is put on after
 	// session/new and session/load (see ChooseModel); a session the agent
 	// cannot put on it fails to open.
@@ -203,10 +213,27 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.InitTimeout == 0 {
 		cfg.InitTimeout = 2 * time.Minute
 	}
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
-	// Its own process group, so Stop reaches every child it spawns.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	spec := executor.Spec{Argv: cfg.Command, Dir: cfg.Dir, Env: cfg.Env, Writable: cfg.Writable, ReadOnly: cfg.ReadOnly, NoNetwork: cfg.NoNetwork}
+	if spec.Env == nil {
+		spec.Env = os.Environ()
+	}
+	if spec.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		spec.Dir = wd
+	}
+	ex := cfg.Executor
+	if ex == nil {
+		ex = local.New()
+	}
+	// The executor puts the process in a group of its own, so Stop reaches
+	// every child it spawns (under bwrap, the sandbox's whole tree).
+	cmd, err := ex.Command(spec)
+	if err != nil {
+		return nil, fmt.Errorf("acp: start %s: %w", cfg.Command[0], err)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,299 @@
+package daemon_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band"
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/executor/bwrap"
+)
+
+// Canaries set in jamd's environment: no agent may see them.
+const (
+	bandKeyCanary = "band_u_CANARY_PERSON_KEY_IN_JAMD_ENV"
+	awsCanary     = "aws-canary-secret-in-jamd-env"
+)
+
+// setJamdSecrets puts credentials in jamd's environment (the test
+// process's: the daemon runs in it), as a person's shell would.
+func setJamdSecrets(t *testing.T) {
+	t.Setenv("JAM_BAND_KEY", bandKeyCanary)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", awsCanary)
+	t.Setenv("LC_TIME", "C")
+}
+
+// TestSandbox_agentEnvIsAnAllowlist: jamd runs with a Band key and a cloud
+// credential in its environment; an owned agent that dumps its whole
+// environment (to its stderr, which jamd logs) sees neither, and gets
+// jamd's PATH and locale and a home of its own, not the person's.
+func TestSandbox_agentEnvIsAnAllowlist(t *testing.T) {
+	setJamdSecrets(t)
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	script := `env | sed 's/^/agent-env: /' >&2; ` + demoAgentEnv + `="$HOME/demo-agent" exec "$0" -test.run='^$'`
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "envdump", Runtime: &wire.AgentRuntime{
+		Command: []string{"/bin/sh", "-c", script, os.Args[0]}, Permission: "allow", Env: []string{"TEMPLATE_VAR=given"}}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "env", Agents: []string{"envdump"}})
+	require.NoError(t, err)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" hello", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	requireReply(t, owner, room.ID, agent.AgentID)
+
+	var env []string
+	for _, line := range strings.Split(r.log.String(), "\n") {
+		if _, kv, ok := strings.Cut(line, "agent-env: "); ok {
+			env = append(env, strings.TrimSuffix(kv, `"`))
+		}
+	}
+	require.NotEmpty(t, env, "the agent's environment is in the log")
+	joined := strings.Join(env, "\n")
+	require.NotContains(t, joined, bandKeyCanary, "jamd's Band key does not reach the agent")
+	require.NotContains(t, joined, awsCanary, "the person's cloud credential does not reach the agent")
+	require.NotContains(t, joined, "JAM_BAND_KEY")
+	require.Contains(t, env, "TEMPLATE_VAR=given", "the template's own variable is there")
+	require.Contains(t, env, "PATH="+os.Getenv("PATH"))
+	require.Contains(t, env, "LC_TIME=C", "the locale is passed on")
+	home := envOf(env, "HOME")
+	require.NotEqual(t, os.Getenv("HOME"), home, "not the person's home")
+	require.True(t, strings.HasPrefix(home, filepath.Join(cfg.DataDir, "agents")+"/"), "the agent's own home under the data dir: %s", home)
+	require.True(t, strings.HasPrefix(envOf(env, "TMPDIR"), filepath.Join(cfg.DataDir, "agents")+"/"), "and its own temp dir")
+}
+
+func envOf(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if n, val, ok := strings.Cut(kv, "="); ok && n == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// requireReply waits for the agent's reply in a room and returns it.
+func requireReply(t *testing.T, owner *band.Client, room, agentID string) string {
+	t.Helper()
+	var reply string
+	require.Eventually(t, func() bool {
+		page, err := owner.ChatMessages(t.Context(), room, "", 50)
+		require.NoError(t, err)
+		for _, m := range page.Messages {
+			if m.SenderID == agentID && strings.Contains(m.Content, "You said:") {
+				reply = m.Content
+				return true
+			}
+		}
+		return false
+	}, 90*time.Second, 20*time.Millisecond, "the agent replies")
+	return reply
+}
+
+// sandboxProbeEnv, in the demo agent's environment, makes it try the
+// paths it lists (label=path, separated by "|") at every prompt and report
+// in its answer what it could reach.
+const sandboxProbeEnv = "JAM_TEST_SANDBOX_PROBE"
+
+// probeFile is what the probing agent writes in its worktree itself.
+const probeFile = "written-inside.txt"
+
+// sandboxProbe is the demo agent's probe: for each labelled path it says
+// "label=reached" when it could read the file, list the directory or
+// connect to the socket, else "label=denied"; then it writes probeFile in
+// the session's directory (not through the client) and lists its
+// environment's names.
+func sandboxProbe(spec string) func(cwd string) string {
+	return func(cwd string) string {
+		var out []string
+		for _, entry := range strings.Split(spec, "|") {
+			label, path, _ := strings.Cut(entry, "=")
+			out = append(out, label+"="+reach(path))
+		}
+		wrote := "ok"
+		if err := os.WriteFile(filepath.Join(cwd, probeFile), []byte("from the agent's own process\n"), 0o600); err != nil {
+			wrote = "failed"
+		}
+		var names []string
+		for _, kv := range os.Environ() {
+			n, _, _ := strings.Cut(kv, "=")
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return "probe: " + strings.Join(out, " ") + " wrote=" + wrote + " env=" + strings.Join(names, ",") + " home=" + os.Getenv("HOME") + " end"
+	}
+}
+
+func reach(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "denied"
+	}
+	switch {
+	case fi.Mode()&os.ModeSocket != 0:
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			return "denied"
+		}
+		c.Close()
+	case fi.IsDir():
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return "denied"
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return "listed:" + strings.Join(names, "+")
+	default:
+		if _, err := os.ReadFile(path); err != nil {
+			return "denied"
+		}
+	}
+	return "reached"
+}
+
+// requireBwrap skips t where bubblewrap cannot make a sandbox, unless
+// JAM_REQUIRE_BWRAP=1 makes that a failure.
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if err := bwrap.Probe(); err != nil {
+		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
+		}
+		t.Skip(err)
+	}
+}
+
+// TestSandbox_bwrapAgentReachesNothingOfJam: under sandbox=bwrap an owned
+// agent's own process tries jam's key, API token, control socket, store,
+// hub, the data directory, another agent's worktree and jamd's /proc
+// environment: all denied; its environment holds none of jamd's secrets;
+// and its turn still runs, writes its worktree (itself and through the
+// client) and replies.
+func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
+	requireBwrap(t)
+	setJamdSecrets(t)
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0" // so that api.token exists
+	r := start(t, cfg)
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+
+	// Another agent, with a room, so it has a worktree holding a file.
+	_, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "other", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow"}})
+	require.NoError(t, err)
+	_, err = c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "other", Agents: []string{"other"}})
+	require.NoError(t, err)
+	var otherTree string
+	require.Eventually(t, func() bool {
+		ss, err := c.Sessions(ctx)
+		require.NoError(t, err)
+		for _, s := range ss {
+			if strings.Contains(s.Agent, "other") && s.Worktree != "" {
+				otherTree = s.Worktree
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "the other agent's session has a worktree")
+	require.NoError(t, os.WriteFile(filepath.Join(otherTree, "other-secret.txt"), []byte("not yours"), 0o600))
+
+	data := cfg.DataDir
+	targets := map[string]string{
+		"key":      filepath.Join(data, "daemon.key"),
+		"token":    filepath.Join(data, datadir.TokenFile),
+		"socket":   filepath.Join(data, datadir.SocketFile),
+		"store":    filepath.Join(data, datadir.StoreFile),
+		"hub":      filepath.Join(data, "hub"),
+		"data":     data,
+		"other":    filepath.Join(otherTree, "other-secret.txt"),
+		"otherdir": otherTree,
+		"jamdenv":  "/proc/" + strconv.Itoa(os.Getpid()) + "/environ",
+	}
+	for label, p := range targets {
+		if label == "jamdenv" {
+			continue
+		}
+		_, err := os.Lstat(p)
+		require.NoError(t, err, "%s exists outside the sandbox: %s", label, p)
+	}
+	var labels, entries []string
+	for label := range targets {
+		labels = append(labels, label)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		entries = append(entries, l+"="+targets[l])
+	}
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "probe", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow",
+		Sandbox: "bwrap", Env: []string{sandboxProbeEnv + "=" + strings.Join(entries, "|")}}})
+	require.NoError(t, err)
+	require.Equal(t, "bwrap", agent.Runtime.Desired.Sandbox, "the agent's configuration shows its sandbox")
+	require.Equal(t, "on", agent.Runtime.Desired.Network)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "probe", Agents: []string{"probe"}})
+	require.NoError(t, err)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" fix the parser", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	reply := requireReply(t, owner, room.ID, agent.AgentID)
+	t.Logf("reply: %s", reply)
+
+	require.Contains(t, reply, "You said:", "the turn ran")
+	require.Contains(t, reply, "fix the parser")
+	_, probe, ok := strings.Cut(reply, "probe: ")
+	require.True(t, ok, "the probe reported: %s", reply)
+	fields := map[string]string{}
+	for _, f := range strings.Fields(probe) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			fields[k] = v
+		}
+	}
+	for _, l := range labels {
+		if l == "data" {
+			// The sandbox holds the directories leading to the agent's
+			// own paths (made by bwrap, empty but for those), nothing more.
+			require.Equal(t, "listed:agents+worktrees", fields[l], "the data directory shows only the way to the agent's own directories")
+			continue
+		}
+		require.Equal(t, "denied", fields[l], "%s (%s) is out of the agent's reach", l, targets[l])
+	}
+	require.Equal(t, "ok", fields["wrote"], "the agent's process writes its worktree")
+	env := strings.Split(fields["env"], ",")
+	require.NotContains(t, env, "JAM_BAND_KEY")
+	require.NotContains(t, env, "AWS_SECRET_ACCESS_KEY")
+	require.NotContains(t, reply, bandKeyCanary)
+	require.True(t, strings.HasPrefix(fields["home"], filepath.Join(data, "agents")+"/"), "its own home: %s", fields["home"])
+
+	// Both writes are in its worktree, seen from outside.
+	var tree string
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	for _, s := range ss {
+		if strings.Contains(s.Agent, "probe") {
+			tree = s.Worktree
+		}
+	}
+	require.NotEmpty(t, tree)
+	got, err := os.ReadFile(filepath.Join(tree, probeFile))
+	require.NoError(t, err)
+	require.Equal(t, "from the agent's own process\n", string(got))
+	notes, err := os.ReadFile(filepath.Join(tree, "NOTES.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(notes), "fix the parser", "the note written through the client")
+	require.False(t, slices.Contains(env, ""), "env names parsed")
+}
