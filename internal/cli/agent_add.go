@@ -24,6 +24,10 @@ type AgentAddOptions struct {
 	Key string
 	// Owned-runtime flags: Command makes the agent owned.
 	Harness, Command, Model, Repo, Placement, Permission string
+	// Sandbox (bwrap or local; "" is jamd's default), Network (on or off)
+	// and ReadOnly (further paths a sandboxed agent may read).
+	Sandbox, Network string
+	ReadOnly         []string
 	// Env are --env entries: NAME=VALUE, or NAME to pass this command's
 	// own value of NAME.
 	Env              []string
@@ -39,7 +43,7 @@ func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentA
 		opts.lookupEnv = os.LookupEnv
 	}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D]]",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]...]",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
@@ -57,8 +61,20 @@ agent must offer it, else the session fails to start and says what the
 agent offers). --env adds a variable to the agent's environment, which is
 otherwise jamd's own: NAME=VALUE, or NAME alone to pass this command's value
 of NAME (which keeps it out of the process list). Values are stored
-encrypted and never shown. --handshake-timeout bounds the agent's protocol
-handshake (default 2m). "jam demo-agent" is a demo agent to try this with.`,
+encrypted and never shown. The environment is otherwise only PATH, LANG,
+LC_*, TERM and TZ of jamd's, and HOME and TMPDIR naming the agent's own
+directories under jamd's data directory. --handshake-timeout bounds the
+agent's protocol handshake (default 2m).
+
+--sandbox bwrap (the default where bubblewrap is installed) runs the agent
+under bubblewrap: it sees the system directories read-only, its worktrees
+and what git needs of their repository, its own home and temp directory,
+the paths its command names, and nothing else (not jam's key, token,
+control socket, store, or other agents' worktrees). --sandbox local runs it
+with jamd's own view of the files. --network off (bwrap only) leaves the
+agent only a loopback of its own. --read-only PATH lets a sandboxed agent
+read PATH too (repeatable). "jam demo-agent" is a demo agent to try this
+with.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -84,6 +100,9 @@ handshake (default 2m). "jam demo-agent" is a demo agent to try this with.`,
 	cmd.Flags().StringVar(&opts.Model, "model", "", "the model an owned agent's sessions use")
 	cmd.Flags().StringArrayVar(&opts.Env, "env", nil, "add NAME=VALUE (or NAME: this command's value) to an owned agent's environment; repeatable")
 	cmd.Flags().DurationVar(&opts.HandshakeTimeout, "handshake-timeout", 0, "bound on an owned agent's protocol handshake, 1s to 30m (default 2m)")
+	cmd.Flags().StringVar(&opts.Sandbox, "sandbox", "", "what an owned agent runs under: bwrap or local (default: bwrap where bubblewrap works)")
+	cmd.Flags().StringVar(&opts.Network, "network", "", "on (the default) or off: an owned agent under bwrap without network")
+	cmd.Flags().StringArrayVar(&opts.ReadOnly, "read-only", nil, "a further absolute path a sandboxed agent may read; repeatable")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -126,15 +145,16 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 		if err != nil {
 			return &usageError{err: fmt.Errorf("--command: %w", err)}
 		}
-		req.Runtime = &wire.AgentRuntime{Harness: opts.Harness, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission}
+		req.Runtime = &wire.AgentRuntime{Harness: opts.Harness, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission,
+			Sandbox: opts.Sandbox, Network: opts.Network, ReadOnly: opts.ReadOnly}
 		if req.Runtime.Env, err = envEntries(opts.Env, opts.lookupEnv); err != nil {
 			return err
 		}
 		if opts.HandshakeTimeout != 0 {
 			req.Runtime.HandshakeTimeout = opts.HandshakeTimeout.String()
 		}
-	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" {
-		return &usageError{err: fmt.Errorf("--env, --model and --handshake-timeout are for owned agents: add --command")}
+	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" || opts.Sandbox != "" || opts.Network != "" || len(opts.ReadOnly) > 0 {
+		return &usageError{err: fmt.Errorf("--env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command")}
 	}
 	client := newClient(opts.DataDir)
 	defer client.Close()

@@ -90,6 +90,13 @@ func runtimeLine(r *wire.AgentRuntimeStatus) string {
 	if d.HandshakeTimeout != "" {
 		parts = append(parts, "handshake "+d.HandshakeTimeout)
 	}
+	if d.Sandbox != "" {
+		sb := "sandbox " + d.Sandbox
+		if d.Network == "off" {
+			sb += " (no network)"
+		}
+		parts = append(parts, sb)
+	}
 	gen := fmt.Sprintf("generation %d", r.DesiredGeneration)
 	if r.EffectiveGeneration != r.DesiredGeneration {
 		gen += fmt.Sprintf(" (effective %d; pending: %s)", r.EffectiveGeneration, orDash(r.PendingChange))

@@ -78,7 +78,21 @@ func TestAgentAdd(t *testing.T) {
 			name:       "env without a command",
 			inv:        invocation{args: []string{"agent", "add", "alice", "--env", "A=1"}},
 			wantCode:   2,
-			wantStderr: "jam: --env, --model and --handshake-timeout are for owned agents: add --command\n",
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command\n",
+		},
+		{
+			name: "owned, sandboxed without network, with a read-only path",
+			backend: addAgent(t, wire.AgentAddRequest{Name: "alice", Runtime: &wire.AgentRuntime{Harness: "acp", Command: []string{"opencode", "acp"},
+				Placement: "shared", Permission: "reject", Sandbox: "bwrap", Network: "off", ReadOnly: []string{"/srv/models", "/opt/tools"}}}),
+			inv: invocation{args: []string{"agent", "add", "alice", "--command", "opencode acp", "--sandbox", "bwrap", "--network", "off",
+				"--read-only", "/srv/models", "--read-only", "/opt/tools"}},
+			wantStdout: "added agent alice: handle alice-3f2, peer band/alice\n",
+		},
+		{
+			name:       "sandbox without a command",
+			inv:        invocation{args: []string{"agent", "add", "alice", "--sandbox", "local"}},
+			wantCode:   2,
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command\n",
 		},
 		{
 			name:       "bad handshake timeout",
@@ -117,14 +131,15 @@ func TestAgentList(t *testing.T) {
 			backend: backend{AgentsFunc: func(context.Context) ([]wire.Agent, error) {
 				owned := alice
 				owned.Runtime = &wire.AgentRuntimeStatus{Template: "tmpl_1", DesiredGeneration: 3, EffectiveGeneration: 2, PendingChange: "env.ANTHROPIC_API_KEY",
-					Desired: wire.AgentRuntime{Harness: "acp", Command: []string{"claude-acp"}, Model: "sonnet", EnvNames: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, HandshakeTimeout: "5m0s"}}
+					Desired: wire.AgentRuntime{Harness: "acp", Command: []string{"claude-acp"}, Model: "sonnet", EnvNames: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}, HandshakeTimeout: "5m0s",
+						Sandbox: "bwrap", Network: "off"}}
 				return []wire.Agent{owned}, nil
 			}},
 			inv: invocation{args: []string{"agent", "list"}},
 			wantStdout: "" +
 				"PEER        HANDLE     STATE  QUEUED  UNROUTED  BINDINGS\n" +
 				"band/alice  alice-3f2  up     0       0         -\n" +
-				"owned band/alice: acp \"claude-acp\", model sonnet, env ANTHROPIC_API_KEY,ANTHROPIC_BASE_URL (values hidden), handshake 5m0s, generation 3 (effective 2; pending: env.ANTHROPIC_API_KEY)\n",
+				"owned band/alice: acp \"claude-acp\", model sonnet, env ANTHROPIC_API_KEY,ANTHROPIC_BASE_URL (values hidden), handshake 5m0s, sandbox bwrap (no network), generation 3 (effective 2; pending: env.ANTHROPIC_API_KEY)\n",
 		},
 		{
 			name:       "none",

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -108,7 +107,10 @@ func setUpDemo(ctx context.Context, c *apiclient.Client, exe, dataDir string, io
 	}
 	if !have {
 		_, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: demoName, Runtime: &wire.AgentRuntime{
-			Command:    []string{exe, "demo-agent", "--state-dir", filepath.Join(dataDir, "demo-agent")},
+			// Its sessions stay in its own home (the default state
+			// directory), which its sandbox lets it write; jamd's data
+			// directory it cannot.
+			Command:    []string{exe, "demo-agent"},
 			Permission: "allow",
 		}})
 		if err != nil {
