@@ -201,12 +201,12 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	var rtc *store.TemplateConfig
 	tid := jam.New[jam.TemplateID](d.minter)
 	if r.Runtime != nil {
+		if r.Runtime.Sandbox == "" {
+			r.Runtime.Sandbox = d.msg.sandbox // shown in reads
+		}
 		c, err := runtimeConfig(r.Runtime)
 		if err != nil {
 			return wire.Agent{}, err
-		}
-		if c.Sandbox == "" {
-			c.Sandbox = d.msg.sandbox
 		}
 		if c.Env, err = templateEnv(d.msg.box, ws, tid, r.Runtime.Env); err != nil {
 			return wire.Agent{}, err

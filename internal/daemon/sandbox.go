@@ -192,26 +192,29 @@ func (m *messaging) agentArea(ctx context.Context, cfg store.TemplateConfig) (ag
 	return sp, nil
 }
 
-// overlaps reports whether p is inside dir or holds it (symlinks
-// resolved where they can be).
+// overlaps reports whether p is inside dir or holds it, as written and
+// with symlinks resolved (as far as the path exists).
 func overlaps(p, dir string) bool {
 	in := func(a, b string) bool {
-		return a == b || strings.HasPrefix(a, b+string(filepath.Separator)) || b == "/"
+		return a == b || b == "/" || strings.HasPrefix(a, b+string(filepath.Separator))
 	}
 	check := func(a, b string) bool { return in(a, b) || in(b, a) }
 	p, dir = filepath.Clean(p), filepath.Clean(dir)
-	if check(p, dir) {
-		return true
+	return check(p, dir) || check(resolve(p), resolve(dir))
+}
+
+// resolve resolves the symlinks of the longest existing prefix of p.
+func resolve(p string) string {
+	rest := ""
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if cur == filepath.Dir(cur) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
 	}
-	rp, err1 := filepath.EvalSymlinks(p)
-	rd, err2 := filepath.EvalSymlinks(dir)
-	if err1 != nil {
-		rp = p
-	}
-	if err2 != nil {
-		rd = dir
-	}
-	return check(rp, rd)
 }
 
 // worktreeGitDirs are the git directories a linked worktree uses: its own

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -127,6 +128,22 @@ func sandboxProbe(spec string) func(cwd string) string {
 		if err := os.WriteFile(filepath.Join(cwd, probeFile), []byte("from the agent's own process\n"), 0o600); err != nil {
 			wrote = "failed"
 		}
+		// In a git worktree, commit it: git inside the sandbox reaches
+		// what it needs of the repository.
+		committed := "none"
+		if _, err := os.Stat(filepath.Join(cwd, ".git")); err == nil {
+			committed = "ok"
+			for _, args := range [][]string{{"add", probeFile}, {"-c", "user.name=probe", "-c", "user.email=probe@localhost", "-c", "commit.gpgsign=false",
+				"commit", "-q", "-m", "written inside the sandbox"}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = cwd
+				if out, err := cmd.CombinedOutput(); err != nil {
+					committed = "failed:" + strings.Join(strings.Fields(string(out)), "_")
+					break
+				}
+			}
+		}
+		out = append(out, "committed="+committed)
 		var names []string
 		for _, kv := range os.Environ() {
 			n, _, _ := strings.Cut(kv, "=")
@@ -214,20 +231,23 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "the other agent's session has a worktree")
 	require.NoError(t, os.WriteFile(filepath.Join(otherTree, "other-secret.txt"), []byte("not yours"), 0o600))
 
+	repo := gitRepo(t, "parser")
 	data := cfg.DataDir
 	targets := map[string]string{
-		"key":      filepath.Join(data, "daemon.key"),
-		"token":    filepath.Join(data, datadir.TokenFile),
-		"socket":   filepath.Join(data, datadir.SocketFile),
-		"store":    filepath.Join(data, datadir.StoreFile),
-		"hub":      filepath.Join(data, "hub"),
-		"data":     data,
-		"other":    filepath.Join(otherTree, "other-secret.txt"),
-		"otherdir": otherTree,
-		"jamdenv":  "/proc/" + strconv.Itoa(os.Getpid()) + "/environ",
+		"repomain":  filepath.Join(repo, "parser.txt"),
+		"repohooks": filepath.Join(repo, ".git", "hooks"),
+		"key":       filepath.Join(data, "daemon.key"),
+		"token":     filepath.Join(data, datadir.TokenFile),
+		"socket":    filepath.Join(data, datadir.SocketFile),
+		"store":     filepath.Join(data, datadir.StoreFile),
+		"hub":       filepath.Join(data, "hub"),
+		"data":      data,
+		"other":     filepath.Join(otherTree, "other-secret.txt"),
+		"otherdir":  otherTree,
+		"jamdenv":   "/proc/" + strconv.Itoa(os.Getpid()) + "/environ",
 	}
 	for label, p := range targets {
-		if label == "jamdenv" {
+		if label == "jamdenv" || label == "repohooks" {
 			continue
 		}
 		_, err := os.Lstat(p)
@@ -242,7 +262,7 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 		entries = append(entries, l+"="+targets[l])
 	}
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "probe", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow",
-		Sandbox: "bwrap", Env: []string{sandboxProbeEnv + "=" + strings.Join(entries, "|")}}})
+		Sandbox: "bwrap", Repo: repo, Env: []string{sandboxProbeEnv + "=" + strings.Join(entries, "|")}}})
 	require.NoError(t, err)
 	require.Equal(t, "bwrap", agent.Runtime.Desired.Sandbox, "the agent's configuration shows its sandbox")
 	require.Equal(t, "on", agent.Runtime.Desired.Network)
@@ -264,6 +284,12 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 		}
 	}
 	for _, l := range labels {
+		if l == "repohooks" {
+			// The repository's git directory is the worktree's to use
+			// (objects, refs); its main checkout is not.
+			require.True(t, strings.HasPrefix(fields[l], "listed:") || fields[l] == "denied", fields[l])
+			continue
+		}
 		if l == "data" {
 			// The sandbox holds the directories leading to the agent's
 			// own paths (made by bwrap, empty but for those), nothing more.
@@ -273,6 +299,7 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 		require.Equal(t, "denied", fields[l], "%s (%s) is out of the agent's reach", l, targets[l])
 	}
 	require.Equal(t, "ok", fields["wrote"], "the agent's process writes its worktree")
+	require.Equal(t, "ok", fields["committed"], "and commits in it")
 	env := strings.Split(fields["env"], ",")
 	require.NotContains(t, env, "JAM_BAND_KEY")
 	require.NotContains(t, env, "AWS_SECRET_ACCESS_KEY")
@@ -292,8 +319,58 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(tree, probeFile))
 	require.NoError(t, err)
 	require.Equal(t, "from the agent's own process\n", string(got))
+	log, err := exec.Command("git", "-C", tree, "log", "-1", "--format=%s", "--", probeFile).CombinedOutput()
+	require.NoError(t, err, "%s", log)
+	require.Equal(t, "written inside the sandbox\n", string(log), "the commit made inside is on the session's branch")
 	notes, err := os.ReadFile(filepath.Join(tree, "NOTES.md"))
 	require.NoError(t, err)
 	require.Contains(t, string(notes), "fix the parser", "the note written through the client")
 	require.False(t, slices.Contains(env, ""), "env names parsed")
+}
+
+// TestSandbox_configKeys: sandbox, network and read_only are template keys
+// of jam agent add and jam agent config; a read shows the agent's sandbox
+// (the daemon's default when none is asked for), and a bad value is
+// invalid_argument with nothing changed.
+func TestSandbox_configKeys(t *testing.T) {
+	t.Parallel()
+	r := start(t, testConfig(t))
+	r.waitReady(t)
+	ctx := t.Context()
+	c := r.client
+	def := "local"
+	if bwrap.Probe() == nil {
+		def = "bwrap"
+	}
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t)}})
+	require.NoError(t, err)
+	require.Equal(t, def, agent.Runtime.Desired.Sandbox, "no sandbox asked: the daemon's default, shown")
+	require.Equal(t, "on", agent.Runtime.Desired.Network)
+
+	st, err := c.AgentConfig(ctx, "demo", wire.AgentConfigRequest{Set: map[string]string{"sandbox": "local", "read_only": "/opt/tools:/srv/models"}})
+	require.NoError(t, err)
+	require.Equal(t, "local", st.Desired.Sandbox)
+	require.Equal(t, []string{"/opt/tools", "/srv/models"}, st.Desired.ReadOnly)
+	require.Contains(t, st.PendingChange, "sandbox=local")
+	st, err = c.AgentConfig(ctx, "demo", wire.AgentConfigRequest{Set: map[string]string{"sandbox": "", "read_only": ""}})
+	require.NoError(t, err)
+	require.Equal(t, def, st.Desired.Sandbox, "sandbox= is the default again")
+	require.Empty(t, st.Desired.ReadOnly)
+
+	for _, set := range []map[string]string{
+		{"sandbox": "docker"}, {"sandbox": "BWRAP"}, {"network": "maybe"}, {"network": "off", "sandbox": "local"},
+		{"read_only": "relative/path"}, {"read_only": "/"},
+	} {
+		_, err := c.AgentConfig(ctx, "demo", wire.AgentConfigRequest{Set: set})
+		requireCode(t, err, wire.CodeInvalidArgument, "%q", set)
+	}
+	for _, rt := range []wire.AgentRuntime{{Sandbox: "chroot"}, {Network: "none"}, {Sandbox: "local", Network: "off"}, {ReadOnly: []string{"x"}}} {
+		rt.Command = []string{"true"}
+		_, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "bad", Runtime: &rt})
+		requireCode(t, err, wire.CodeInvalidArgument, "%+v", rt)
+	}
+	agents, err := c.Agents(ctx)
+	require.NoError(t, err)
+	require.Len(t, agents, 1, "nothing added by a refused request")
+	require.Equal(t, def, agents[0].Runtime.Desired.Sandbox, "nothing changed by a refused one")
 }
