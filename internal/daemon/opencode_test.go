@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/executor/bwrap"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/realagent"
 )
@@ -43,15 +45,26 @@ func TestOwned_openCodeAnswersInTheRoom(t *testing.T) {
 			t.Log(r.log.String())
 		}
 	}()
-	// The template's environment goes on top of jamd's (here the test
-	// process's): it replaces everything that points opencode anywhere
-	// (HOME, the XDG directories, its configuration, npm's registry), so
-	// the rest of jamd's environment is harmless, and the traffic stays on
-	// loopback (in a network namespace of its own when possible). The
+	// The agent runs in jam's sandbox (bwrap) with the network cut: its
+	// home is the sandbox's own, the template's environment points
+	// opencode at the fake model and turns off what would reach out
+	// (configuration, npm's registry), and the fake model is reached
+	// through realagent's bridge inside the sandbox's network namespace.
+	// Where bubblewrap cannot run (and JAM_REQUIRE_BWRAP is not 1) it runs
+	// unsandboxed, in a network namespace of its own when possible. The
 	// model is not the configuration's default: jam sets it per session.
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env,
-		Model: realagent.FakeAltModelID, Permission: "allow"}})
+	rt := &wire.AgentRuntime{Command: oc.SandboxCommand(), Env: oc.SandboxEnv(), Model: realagent.FakeAltModelID, Permission: "allow",
+		Sandbox: "bwrap", Network: "off"}
+	if err := bwrap.Probe(); err != nil {
+		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
+		}
+		t.Logf("running opencode unsandboxed: %v", err)
+		rt = &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env, Model: realagent.FakeAltModelID, Permission: "allow", Sandbox: "local"}
+	}
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: rt})
 	require.NoError(t, err)
+	require.Equal(t, rt.Sandbox, agent.Runtime.Desired.Sandbox)
 	require.Contains(t, agent.Runtime.Desired.EnvNames, "OPENCODE_CONFIG_CONTENT")
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
 	require.NoError(t, err)

@@ -2,6 +2,8 @@ package daemon_test
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,8 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/executor/bwrap"
+	"github.com/jamhq/jam/internal/fakemodel"
+	"github.com/jamhq/jam/internal/realagent"
 )
 
 // Canaries set in jamd's environment: no agent may see them.
@@ -155,6 +159,15 @@ func sandboxProbe(spec string) func(cwd string) string {
 }
 
 func reach(path string) string {
+	if strings.HasPrefix(path, "http://") {
+		cl := http.Client{Timeout: 10 * time.Second}
+		res, err := cl.Get(path)
+		if err != nil {
+			return "denied"
+		}
+		res.Body.Close()
+		return "reached"
+	}
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return "denied"
@@ -373,4 +386,46 @@ func TestSandbox_configKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, agents, 1, "nothing added by a refused request")
 	require.Equal(t, def, agents[0].Runtime.Desired.Sandbox, "nothing changed by a refused one")
+}
+
+// TestSandbox_networkOffReachesTheModelThroughTheBridge: what the real
+// OpenCode test does, with the demo agent: under sandbox=bwrap
+// network=off, the agent, started behind realagent's bridge, reaches the
+// fake model at its loopback address (the bridge forwards it to the
+// model's unix socket) and not a loopback listener of the host; its turn
+// runs and replies.
+func TestSandbox_networkOffReachesTheModelThroughTheBridge(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	dir, err := os.MkdirTemp("", "jam-nb") // short: a unix socket's path is limited
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "model.sock")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	model.Serve(ln)
+	host := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(host.Close)
+
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "cut", Runtime: &wire.AgentRuntime{
+		Command: realagent.BridgeCommand(sock, model.Addr(), demoAgentCommand(t)...), Permission: "allow", Sandbox: "bwrap", Network: "off",
+		Env: []string{sandboxProbeEnv + "=model=" + model.URL() + "/models|host=" + host.URL}}})
+	require.NoError(t, err)
+	require.Equal(t, "off", agent.Runtime.Desired.Network)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "cut", Agents: []string{"cut"}})
+	require.NoError(t, err)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" hello", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	reply := requireReply(t, owner, room.ID, agent.AgentID)
+	require.Contains(t, reply, "model=reached", "the model, through the bridge")
+	require.Contains(t, reply, "host=denied", "not the host's loopback")
+	require.Contains(t, reply, "wrote=ok")
 }

@@ -16,6 +16,15 @@ import (
 // `<test binary> jam-netns-bridge SOCKET ADDR AGENT ARGS…`.
 const bridgeArg = "jam-netns-bridge"
 
+// BridgeCommand is the argv that runs argv behind the bridge, in the
+// network namespace the command is started in (by unshare, or by a sandbox
+// that cuts the network): the bridge listens on addr there and forwards to
+// sock. Only a test binary that calls RunBridgeIfAsked serves it.
+func BridgeCommand(sock, addr string, argv ...string) []string {
+	exe, _ := os.Executable()
+	return append([]string{exe, bridgeArg, sock, addr}, argv...)
+}
+
 // RunBridgeIfAsked runs the bridge and exits when the process was started
 // as one; otherwise it returns at once.
 func RunBridgeIfAsked() {
@@ -106,6 +115,11 @@ func loopbackUp() error {
 	}
 	if err := ioctl(syscall.SIOCGIFFLAGS); err != nil {
 		return err
+	}
+	if ifr.flags&syscall.IFF_UP != 0 {
+		// Up already: a sandbox that made the namespace (bubblewrap)
+		// brought it up, and left no capability to change it.
+		return nil
 	}
 	ifr.flags |= syscall.IFF_UP
 	return ioctl(syscall.SIOCSIFFLAGS)

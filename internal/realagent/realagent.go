@@ -5,7 +5,9 @@
 // directories with a configuration that points the agent at the fake
 // model and turns off everything that would reach the network, and, when
 // running as root, confines the agent to a network namespace of its own
-// in which only loopback exists.
+// in which only loopback exists (Command), or leaves that to a sandbox
+// that cuts the network (SandboxCommand, SandboxEnv: jam's sandbox=bwrap
+// with network=off).
 //
 // In that namespace the fake model, which runs in the test process
 // outside it, is reached through a bridge: the test binary itself, started
@@ -22,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -96,16 +99,41 @@ func NewOpenCode(t testing.TB, model *fakemodel.Server) *OpenCode {
 	t.Cleanup(func() { os.RemoveAll(home) })
 	o := &OpenCode{Binary: bin, Home: home, addr: model.Addr()}
 	o.Env = openCodeEnv(home, model.URL())
-	if isolationWorks() {
-		o.sock = filepath.Join(home, "model.sock")
-		ln, err := net.Listen("unix", o.sock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		model.Serve(ln) // closed by the model's Stop
-		o.Isolated = true
+	// The model's unix socket, for a bridge in a network namespace (made
+	// here with unshare, or by a sandbox that cuts the network).
+	o.sock = filepath.Join(home, "model.sock")
+	ln, err := net.Listen("unix", o.sock)
+	if err != nil {
+		t.Fatal(err)
 	}
+	model.Serve(ln) // closed by the model's Stop
+	o.Isolated = isolationWorks()
 	return o
+}
+
+// SandboxCommand is the argv that runs `opencode acp --pure` in a sandbox
+// that cuts the network (jam's sandbox=bwrap network=off): the sandbox
+// makes the network namespace, and the bridge, inside it, reaches the fake
+// model. The sandbox must let it read the bridge's executable, the
+// model's socket and the opencode binary (they are absolute arguments, so
+// jam's sandbox does).
+func (o *OpenCode) SandboxCommand() []string {
+	return BridgeCommand(o.sock, o.addr, o.Binary, "acp", "--pure")
+}
+
+// SandboxEnv is Env without HOME and the XDG directories: in a sandbox
+// the agent's home is its own (and the only place it may write), and
+// opencode's XDG directories default to it.
+func (o *OpenCode) SandboxEnv() []string {
+	var env []string
+	for _, kv := range o.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "HOME" || strings.HasPrefix(name, "XDG_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // Command is the argv that runs `opencode acp --pure`, isolated when
@@ -115,8 +143,7 @@ func (o *OpenCode) Command() []string {
 	if !o.Isolated {
 		return argv
 	}
-	exe, _ := os.Executable()
-	return append([]string{"unshare", "-n", exe, bridgeArg, o.sock, o.addr}, argv...)
+	return append([]string{"unshare", "-n"}, BridgeCommand(o.sock, o.addr, argv...)...)
 }
 
 // openCodeEnv is the environment of one opencode run.
