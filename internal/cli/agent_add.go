@@ -58,10 +58,10 @@ git worktree of --repo on the branch jam/<session>, or an empty directory.
 dedicated runs one per room. --permission answers the agent's permission
 requests (default reject). --model puts every session on that model (the
 agent must offer it, else the session fails to start and says what the
-agent offers). --env adds a variable to the agent's environment, which is
-otherwise jamd's own: NAME=VALUE, or NAME alone to pass this command's value
-of NAME (which keeps it out of the process list). Values are stored
-encrypted and never shown. The environment is otherwise only PATH, LANG,
+agent offers). --env adds a variable to the agent's environment:
+NAME=VALUE, or NAME alone to pass this command's value of NAME (which
+keeps it out of the process list). Values are stored encrypted and never
+shown. The environment is otherwise only PATH, LANG,
 LC_*, TERM and TZ of jamd's, and HOME and TMPDIR naming the agent's own
 directories under jamd's data directory. --handshake-timeout bounds the
 agent's protocol handshake (default 2m).

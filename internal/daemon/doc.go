@@ -9,6 +9,13 @@
 // and SIGTERM) and is bounded by the configured shutdown timeout; what
 // cannot drain in time is cut off and Run reports it.
 //
+// Owned agents' processes run under an executor (sandbox.go): bubblewrap by
+// default where it works, showing an agent only the system directories,
+// its worktrees and their git directories, its own home and temporary
+// directory and the paths its command names, never the rest of the data
+// directory; and always with an allowlisted environment (env.go), never
+// jamd's own secrets.
+//
 // Only the mains (cmd/jamd, and cmd/jam for "jam up") and test support may
 // import this package.
 package daemon

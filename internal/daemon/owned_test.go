@@ -47,6 +47,13 @@ func demoAgentCommand(t *testing.T) []string {
 	return []string{"/bin/sh", "-c", demoAgentEnv + `="$HOME/demo-agent" exec "$0" -test.run='^$'`, os.Args[0]}
 }
 
+// demoAgentCommandIn runs the demo agent with its sessions in dir (the
+// command's last argument), which only an unsandboxed agent
+// (sandbox=local) can write.
+func demoAgentCommandIn(dir string) []string {
+	return []string{"/bin/sh", "-c", demoAgentEnv + `="$1" exec "$0" -test.run='^$'`, os.Args[0], dir}
+}
+
 // TestOwned_demoAgentAnswersInTwoRooms: a person mentions an owned agent
 // in two rooms; each room gets its own session and working directory; the
 // agent writes its note there and replies in the right room; the source

@@ -154,9 +154,12 @@ func TestRoomAdd_dedicatedRunsTheRoomsCommand(t *testing.T) {
 	owner := ownerClient(t, r.waitReady(t))
 	c := r.client
 	ctx := t.Context()
-	templateCmd, roomCmd := demoAgentCommand(t), demoAgentCommand(t)
-	templateState, roomState := templateCmd[len(templateCmd)-1], roomCmd[len(roomCmd)-1]
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: templateCmd, Permission: "allow", Placement: "dedicated"}})
+	// Local: each command keeps its sessions in a directory of the
+	// test's, which tells which process served a room.
+	templateState, roomState := t.TempDir(), t.TempDir()
+	templateCmd, roomCmd := demoAgentCommandIn(templateState), demoAgentCommandIn(roomState)
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: templateCmd, Permission: "allow", Placement: "dedicated",
+		Sandbox: "local"}})
 	require.NoError(t, err)
 	plain, own := roomWithoutAgent(t, c, "plain"), roomWithoutAgent(t, c, "own")
 	require.NoError(t, c.RoomAdd(ctx, plain, wire.RoomAddRequest{Agent: "demo"}))

@@ -218,6 +218,12 @@ func requireBwrap(t *testing.T) {
 func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 	requireBwrap(t)
 	setJamdSecrets(t)
+	for _, placement := range []string{"shared", "dedicated"} {
+		t.Run(placement, func(t *testing.T) { bwrapAgentReachesNothingOfJam(t, placement) })
+	}
+}
+
+func bwrapAgentReachesNothingOfJam(t *testing.T, placement string) {
 	cfg := testConfig(t)
 	cfg.HTTPAddr = "127.0.0.1:0" // so that api.token exists
 	r := start(t, cfg)
@@ -275,7 +281,7 @@ func TestSandbox_bwrapAgentReachesNothingOfJam(t *testing.T) {
 		entries = append(entries, l+"="+targets[l])
 	}
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "probe", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow",
-		Sandbox: "bwrap", Repo: repo, Env: []string{sandboxProbeEnv + "=" + strings.Join(entries, "|")}}})
+		Sandbox: "bwrap", Repo: repo, Placement: placement, Env: []string{sandboxProbeEnv + "=" + strings.Join(entries, "|")}}})
 	require.NoError(t, err)
 	require.Equal(t, "bwrap", agent.Runtime.Desired.Sandbox, "the agent's configuration shows its sandbox")
 	require.Equal(t, "on", agent.Runtime.Desired.Network)

@@ -123,8 +123,8 @@ type TemplateConfig struct {
 	Repo string `json:"repo,omitempty"`
 	// Permission answers the agent's permission requests: allow or reject.
 	Permission string `json:"permission"`
-	// Env is added to the agent's environment, in order, on top of the
-	// daemon's own. Values are often credentials: each is sealed with the
+	// Env is added to the agent's environment, in order, on top of an
+	// allowlist of the daemon's own. Values are often credentials: each is sealed with the
 	// daemon's key, bound to EnvTemplate and its name.
 	Env []EnvVar `json:"env,omitempty"`
 	// EnvTemplate is the template the values of Env are sealed for (the

@@ -59,7 +59,8 @@ type AgentRuntime struct {
 	// Permission answers the agent's permission requests: allow or reject.
 	Permission string `json:"permission,omitempty"`
 	// Env, in a request, adds NAME=VALUE variables to the agent's
-	// environment (on top of jamd's), in order. Values are secret: jamd
+	// environment (on top of an allowlist of jamd's: PATH, LANG, LC_*,
+	// TERM, TZ, and its own HOME and TMPDIR), in order. Values are secret: jamd
 	// stores them sealed and reads list only the names, in EnvNames.
 	Env      []string `json:"env,omitempty"`
 	EnvNames []string `json:"env_names,omitempty"`

@@ -6,8 +6,10 @@
 // It may hold several sessions, each with its own working directory. Its
 // permission requests are answered by the configured Policy, choosing the
 // offered option by kind. With a model configured, every session opened
-// or loaded is put on it, or fails to open (model.go). Stop ends the whole
-// process group: stdin is closed, then SIGTERM, then SIGKILL.
+// or loaded is put on it, or fails to open (model.go). The process is
+// started by an executor (internal/executor: local, or a bubblewrap
+// sandbox), in a process group of its own. Stop ends the whole process
+// group: stdin is closed, then SIGTERM, then SIGKILL.
 //
 // The file requests the agent makes (fs/read_text_file, fs/write_text_file)
 // are served inside the requesting session's directory only (fs.go):
