@@ -44,8 +44,11 @@ const (
 
 // defaultSandbox is the executor of agents that name none: bwrap where it
 // works here, else local, said once, at start, in one warning line.
-func defaultSandbox(log *slog.Logger) string {
-	if err := bwrap.Probe(); err != nil {
+func defaultSandbox(log *slog.Logger) string { return pickSandbox(bwrap.Probe, log) }
+
+// pickSandbox is defaultSandbox with its probe.
+func pickSandbox(probe func() error, log *slog.Logger) string {
+	if err := probe(); err != nil {
 		log.Warn("owned agents run unsandboxed (sandbox=local): install bubblewrap (bwrap) to confine them", "err", err)
 		return executor.Local
 	}

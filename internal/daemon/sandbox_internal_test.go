@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,4 +128,19 @@ func TestWorktreeGitDirs(t *testing.T) {
 	require.Nil(t, worktreeGitDirs(t.TempDir()))
 	require.Equal(t, common, repoGitDir(repo))
 	require.Equal(t, "", repoGitDir(t.TempDir()))
+}
+
+// TestPickSandbox: bwrap where the probe succeeds, silently; else local,
+// with one warning line that says what to install.
+func TestPickSandbox(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	require.Equal(t, "bwrap", pickSandbox(func() error { return nil }, log))
+	require.Empty(t, buf.String())
+	require.Equal(t, "local", pickSandbox(func() error { return fmt.Errorf("%w: bubblewrap (bwrap) is not installed", jam.ErrUnavailable) }, log))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 1, "one line")
+	require.Contains(t, lines[0], "level=WARN")
+	require.Contains(t, lines[0], "install bubblewrap")
 }

@@ -45,6 +45,17 @@ func setJamdSecrets(t *testing.T) {
 // jamd's PATH and locale and a home of its own, not the person's.
 func TestSandbox_agentEnvIsAnAllowlist(t *testing.T) {
 	setJamdSecrets(t)
+	for _, sandbox := range []string{"local", "bwrap"} {
+		t.Run(sandbox, func(t *testing.T) {
+			if sandbox == "bwrap" {
+				requireBwrap(t)
+			}
+			agentEnvIsAnAllowlist(t, sandbox)
+		})
+	}
+}
+
+func agentEnvIsAnAllowlist(t *testing.T, sandbox string) {
 	cfg := testConfig(t)
 	r := start(t, cfg)
 	owner := ownerClient(t, r.waitReady(t))
@@ -52,7 +63,7 @@ func TestSandbox_agentEnvIsAnAllowlist(t *testing.T) {
 	c := r.client
 	script := `env | sed 's/^/agent-env: /' >&2; ` + demoAgentEnv + `="$HOME/demo-agent" exec "$0" -test.run='^$'`
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "envdump", Runtime: &wire.AgentRuntime{
-		Command: []string{"/bin/sh", "-c", script, os.Args[0]}, Permission: "allow", Env: []string{"TEMPLATE_VAR=given"}}})
+		Command: []string{"/bin/sh", "-c", script, os.Args[0]}, Permission: "allow", Env: []string{"TEMPLATE_VAR=given"}, Sandbox: sandbox}})
 	require.NoError(t, err)
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "env", Agents: []string{"envdump"}})
 	require.NoError(t, err)
