@@ -446,3 +446,45 @@ func TestSandbox_networkOffReachesTheModelThroughTheBridge(t *testing.T) {
 	require.Contains(t, reply, "host=denied", "not the host's loopback")
 	require.Contains(t, reply, "wrote=ok")
 }
+
+// TestSandbox_stopEndsTheWholeSandbox: a sandboxed agent that left a
+// process in the background is ended with it when jamd stops: the group
+// jamd signals holds bwrap and everything inside.
+func TestSandbox_stopEndsTheWholeSandbox(t *testing.T) {
+	t.Parallel()
+	requireBwrap(t)
+	const marker = "7734591" // sleep's argument, to find it in /proc
+	r := start(t, testConfig(t))
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	script := `sleep ` + marker + ` & ` + demoAgentEnv + `="$HOME/demo-agent" exec "$0" -test.run='^$'`
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "lingerer", Runtime: &wire.AgentRuntime{
+		Command: []string{"/bin/sh", "-c", script, os.Args[0]}, Permission: "allow", Sandbox: "bwrap"}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "linger", Agents: []string{"lingerer"}})
+	require.NoError(t, err)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" hello", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	requireReply(t, owner, room.ID, agent.AgentID)
+	require.NotZero(t, sleepers(t, marker), "the background process runs")
+
+	_, _ = r.stop()
+	require.Eventually(t, func() bool { return sleepers(t, marker) == 0 }, 30*time.Second, 20*time.Millisecond,
+		"no process of the sandbox outlives jamd's stop")
+}
+
+// sleepers counts the processes running `sleep marker`.
+func sleepers(t *testing.T, marker string) int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	n := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && string(b) == "sleep\x00"+marker+"\x00" {
+			n++
+		}
+	}
+	return n
+}
