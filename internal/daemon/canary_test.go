@@ -33,8 +33,9 @@ import (
 // While the daemon runs and after it stops, no file of the data
 // directory outside hub/ (the embedded hub stands in for Band and keeps
 // its messages as Band does) holds the canary, raw or in base64 or hex,
-// and neither does the daemon's debug log. The owned agent's worktree is the agent's own work
-// product, not jam's record, and is left out too. A restarted daemon
+// and neither does the daemon's debug log. The owned agent's worktree and
+// its home (agents/: where it keeps its own sessions) are the agent's own
+// work product, not jam's record, and are left out too. A restarted daemon
 // still shows the canary where a person expects it: in the turn output,
 // the session messages and the replayed events.
 func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
@@ -160,12 +161,12 @@ func TestAtRest_canaryNowhereOutsideHub(t *testing.T) {
 	}
 }
 
-// canaryIn lists the files under dir, outside hub/ and worktrees/, that
+// canaryIn lists the files under dir, outside hub/, worktrees/ and agents/, that
 // hold any of needles, with the form found.
 func canaryIn(t *testing.T, dir string, needles map[string][]byte) []string {
 	t.Helper()
 	var found []string
-	skip := map[string]bool{filepath.Join(dir, "hub"): true, filepath.Join(dir, "worktrees"): true}
+	skip := map[string]bool{filepath.Join(dir, "hub"): true, filepath.Join(dir, "worktrees"): true, filepath.Join(dir, "agents"): true}
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
