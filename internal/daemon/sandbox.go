@@ -163,17 +163,39 @@ func (m *messaging) agentArea(ctx context.Context, cfg store.TemplateConfig) (ag
 			sp.writable = append(sp.writable, p)
 		}
 	}
+	// A repository's git directory is writable (the agent commits: objects,
+	// refs, its worktree's own entry), but not what makes git run programs
+	// for whoever uses the repository next, the person included: its config
+	// and its hooks stay read-only. The directory comes from the repository
+	// jam recorded, never from the worktree's .git file, which the agent
+	// can rewrite to name any directory it would like mounted.
+	addGitDir := func(g string) error {
+		if g == "" || seen[g] {
+			return nil
+		}
+		addWritable(g)
+		hooks := filepath.Join(g, "hooks")
+		if err := os.MkdirAll(hooks, 0o755); err != nil { // so none can be made inside
+			return err
+		}
+		sp.readOnly = append(sp.readOnly, filepath.Join(g, "config"), hooks)
+		return nil
+	}
 	for _, w := range trees {
 		if fi, err := os.Stat(w.Path); err != nil || !fi.IsDir() {
 			continue // archived or removed: nothing to show
 		}
 		addWritable(w.Path)
-		for _, g := range worktreeGitDirs(w.Path) {
-			addWritable(g)
+		if w.Repo != "" {
+			if err := addGitDir(repoGitDir(w.Repo)); err != nil {
+				return sp, err
+			}
 		}
 	}
 	if cfg.Repo != "" {
-		addWritable(repoGitDir(cfg.Repo))
+		if err := addGitDir(repoGitDir(cfg.Repo)); err != nil {
+			return sp, err
+		}
 	}
 
 	for _, p := range cfg.ReadOnly {

@@ -159,6 +159,24 @@ func sandboxProbe(spec string) func(cwd string) string {
 			}
 		}
 		out = append(out, "committed="+committed)
+		// What would make git run a program for the next user of the
+		// repository, the person included: its config and its hooks.
+		gitconfig, githook := "none", "none"
+		cmd := exec.Command("git", "rev-parse", "--path-format=absolute", "--git-common-dir")
+		cmd.Dir = cwd
+		if b, err := cmd.Output(); err == nil {
+			common := strings.TrimSpace(string(b))
+			gitconfig, githook = "written", "written"
+			if f, err := os.OpenFile(filepath.Join(common, "config"), os.O_WRONLY|os.O_APPEND, 0); err != nil {
+				gitconfig = "denied"
+			} else {
+				f.Close()
+			}
+			if err := os.WriteFile(filepath.Join(common, "hooks", "post-commit"), []byte("#!/bin/sh\ntouch planted\n"), 0o755); err != nil {
+				githook = "denied"
+			}
+		}
+		out = append(out, "gitconfig="+gitconfig, "githook="+githook)
 		var names []string
 		for _, kv := range os.Environ() {
 			n, _, _ := strings.Cut(kv, "=")
@@ -330,6 +348,10 @@ func bwrapAgentReachesNothingOfJam(t *testing.T, placement string) {
 	}
 	require.Equal(t, "ok", fields["wrote"], "the agent's process writes its worktree")
 	require.Equal(t, "ok", fields["committed"], "and commits in it")
+	require.Equal(t, "denied", fields["gitconfig"], "but cannot change the repository's config")
+	require.Equal(t, "denied", fields["githook"], "nor plant a hook the person's own git would run")
+	_, err = os.Stat(filepath.Join(repo, ".git", "hooks", "post-commit"))
+	require.ErrorIs(t, err, os.ErrNotExist, "no hook planted in the repository")
 	env := strings.Split(fields["env"], ",")
 	require.NotContains(t, env, "JAM_BAND_KEY")
 	require.NotContains(t, env, "AWS_SECRET_ACCESS_KEY")
