@@ -313,13 +313,27 @@ func (a *Agent) call(ctx context.Context, method string, params, result any) err
 	return a.closed(a.conn.Call(ctx, method, params, result))
 }
 
-// closed turns the end of the stream into the process's exit.
+// closed turns the end of the stream into the process's exit. A write
+// that failed is how a killed agent often shows first, before its output
+// ends: its exit is given StopGrace to show too, so that the caller sees
+// the process gone (and a turn is interrupted, not failed); an agent that
+// only closed its input and lives on is reported as the write's failure.
 func (a *Agent) closed(err error) error {
-	if errors.Is(err, jsonrpc.ErrClosed) {
+	switch {
+	case errors.Is(err, jsonrpc.ErrClosed):
 		<-a.exited
-		return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.runErr)
+	case errors.Is(err, jsonrpc.ErrWrite):
+		t := time.NewTimer(a.cfg.StopGrace)
+		defer t.Stop()
+		select {
+		case <-a.exited:
+		case <-t.C:
+			return err
+		}
+	default:
+		return err
 	}
-	return err
+	return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.runErr)
 }
 
 // NewSession opens a session working in dir, which must exist.

@@ -1,12 +1,14 @@
 package acp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // scriptedAgentEnv names the script the test binary plays as an agent.
@@ -28,6 +31,9 @@ func runScriptedAgentIfAsked() {
 	script := os.Getenv(scriptedAgentEnv)
 	if script == "" {
 		return
+	}
+	if script == "close-input" {
+		closeInputAgent()
 	}
 	var conn *jsonrpc.Conn
 	conn = jsonrpc.New(os.Stdin, os.Stdout, jsonrpc.Options{Handler: func(_ context.Context, method string, params json.RawMessage) (any, error) {
@@ -65,6 +71,59 @@ func runScriptedAgentIfAsked() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// closeInputAgent answers initialize and session/new, then closes its
+// input for good and lingers before it exits: the client's next write
+// fails while the process still runs, as when an agent is killed mid-turn
+// and its pipe breaks before its exit is seen. It reads synchronously, so
+// that no read holds the pipe open when it is closed.
+func closeInputAgent() {
+	in := bufio.NewReader(os.Stdin)
+	for range 2 {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			os.Exit(1)
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &req) != nil {
+			os.Exit(1)
+		}
+		result := map[string]any{"sessionId": "s1"}
+		if req.Method == acp.MethodInitialize {
+			result = map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{}}
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+		os.Stdout.Write(append(b, '\n'))
+	}
+	syscall.Close(0)
+	time.Sleep(300 * time.Millisecond) // the agent's behaviour, not the test's synchronisation
+	os.Exit(0)
+}
+
+// TestPrompt_writeToAGoneAgentIsItsExit: a prompt whose write fails because
+// the agent stopped reading (killed mid-turn, its exit not seen yet)
+// reports the agent gone, with the process exited, so that the turn is
+// interrupted and answered by the next one, not failed (seen under load:
+// "json-rpc: write: write |1: broken pipe" failed the turn, and the
+// message waited unanswered).
+func TestPrompt_writeToAGoneAgentIsItsExit(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	a := startScripted(t, "close-input")
+	sid, err := a.NewSession(ctx, t.TempDir())
+	require.NoError(t, err)
+	_, err = a.Prompt(ctx, sid, "are you there")
+	require.ErrorIs(t, err, jam.ErrUnavailable, "the agent is gone: %v", err)
+	select {
+	case <-a.Exited():
+	default:
+		t.Fatal("Prompt returned before the agent's exit showed")
+	}
 }
 
 // TestPrompt_answerIsBounded: an agent answering with 2 × 1 MB chunks once

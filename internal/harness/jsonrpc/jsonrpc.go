@@ -273,6 +273,11 @@ func New(r io.Reader, w io.Writer, opts Options) *Conn {
 // ErrClosed is returned by calls on a Conn whose Run has ended.
 var ErrClosed = errors.New("json-rpc: connection closed")
 
+// ErrWrite wraps a failure to write to the stream: the peer no longer
+// reads (for a child process, often the first sign that it died, before
+// its output ends).
+var ErrWrite = errors.New("json-rpc: write failed")
+
 // Run reads messages until the stream ends, ctx ends, or a bad line; it
 // returns nil at a clean end of stream. Pending calls then fail with
 // ErrClosed. Run waits for the request handlers it started.
@@ -512,7 +517,7 @@ func (c *Conn) write(m wire) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.w.Write(b); err != nil {
-		return fmt.Errorf("json-rpc: write: %w", err)
+		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
 	return nil
 }
@@ -528,7 +533,7 @@ func (c *Conn) writeEncoded(id *ID, result json.RawMessage) error {
 	defer c.wmu.Unlock()
 	for _, b := range [][]byte{[]byte(head), result, []byte("}\n")} {
 		if _, err := c.w.Write(b); err != nil {
-			return fmt.Errorf("json-rpc: write: %w", err)
+			return fmt.Errorf("%w: %w", ErrWrite, err)
 		}
 	}
 	return nil
