@@ -52,6 +52,8 @@ type Sealer interface {
 type Agent interface {
 	AgentProcessing(ctx context.Context, room, msg string) (protocol.MessageStatus, error)
 	AgentProcessed(ctx context.Context, room, msg string) (protocol.MessageStatus, error)
+	// AgentFailed closes the current attempt as failed, with reason.
+	AgentFailed(ctx context.Context, room, msg, reason string) (protocol.MessageStatus, error)
 	AgentSend(ctx context.Context, room, content string, mentions []protocol.Mention) (protocol.MessageSent, error)
 	AgentParticipants(ctx context.Context, room string) ([]protocol.Participant, error)
 	AgentPeers(ctx context.Context) ([]protocol.Peer, error)
@@ -106,7 +108,13 @@ const (
 	EventDeliveryFailed EventKind = "delivery_failed"
 	EventReplied        EventKind = "replied"
 	EventSettled        EventKind = "settled"
-	EventLaneFailed     EventKind = "lane_failed"
+	// EventFailed: a message its agent could not serve was marked failed
+	// on Band (Err is the reason); it is still queued, not settled.
+	EventFailed EventKind = "failed"
+	// EventFailRetry: Band refused a failure mark for now (Err); it is
+	// retried in the background.
+	EventFailRetry  EventKind = "fail_retry"
+	EventLaneFailed EventKind = "lane_failed"
 	// EventDroppedRetired: a message of a retired room left the spool
 	// without being queued.
 	EventDroppedRetired EventKind = "dropped_retired"
@@ -208,10 +216,12 @@ type Engine struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	peers   map[peerRef]*peerState // guarded by mu
-	lanes   map[store.Lane]*lane   // guarded by mu
-	started bool                   // guarded by mu
+	mu    sync.Mutex
+	peers map[peerRef]*peerState // guarded by mu
+	lanes map[store.Lane]*lane   // guarded by mu
+	// fails holds the reason of each failure mark being retried.
+	fails   map[failRef]string // guarded by mu
+	started bool               // guarded by mu
 
 	// recovered is closed once the messages queued before Start have
 	// been redelivered; lanes wait for it.
@@ -238,6 +248,7 @@ func New(cfg Config) (*Engine, error) {
 		slots: make(chan struct{}, cfg.MaxActiveLanes),
 		peers: map[peerRef]*peerState{},
 		lanes: map[store.Lane]*lane{},
+		fails: map[failRef]string{},
 		wake:  newBroadcaster(),
 
 		recovered: make(chan struct{}),

@@ -30,6 +30,7 @@ type fakeAgent struct {
 	mu          sync.Mutex
 	calls       []string
 	ProcessingF func(room, msg string) error
+	FailedF     func(room, msg string) error
 	SendF       func(room, content string) (string, error)
 	Roster      []protocol.Participant
 	Sent        []protocol.Message
@@ -62,6 +63,16 @@ func (f *fakeAgent) AgentProcessing(_ context.Context, room, msg string) (protoc
 func (f *fakeAgent) AgentProcessed(_ context.Context, _, msg string) (protocol.MessageStatus, error) {
 	f.record("processed " + msg)
 	return protocol.MessageStatus{ID: msg, Status: "processed"}, nil
+}
+
+func (f *fakeAgent) AgentFailed(_ context.Context, room, msg, reason string) (protocol.MessageStatus, error) {
+	f.record("failed " + msg + " " + reason)
+	if f.FailedF != nil {
+		if err := f.FailedF(room, msg); err != nil {
+			return protocol.MessageStatus{}, err
+		}
+	}
+	return protocol.MessageStatus{ID: msg, Status: "failed"}, nil
 }
 
 func (f *fakeAgent) AgentSend(_ context.Context, room, content string, _ []protocol.Mention) (protocol.MessageSent, error) {
