@@ -55,6 +55,7 @@ func TestManager_launchFailureFailsTheTurnWithItsText(t *testing.T) {
 	execs, err := b.st.ExecutionList(t.Context(), b.ws, tr.ID)
 	require.NoError(t, err)
 	require.Empty(t, execs, "no process, no attempt")
+	b.set.waitFailed(t, "0190a1b2-0000-4000-8000-000000000001", "turn failed (harness_error): "+tr.Detail)
 }
 
 func TestManager_harnessErrorFailsTheTurnWithItsText(t *testing.T) {

@@ -115,6 +115,9 @@ type Settler interface {
 	Reply(ctx context.Context, rp engine.ReplyParams) (engine.ReplyResult, error)
 	Ack(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) error
 	Working(ws jam.WorkspaceID, peer jam.PeerKey, room jam.RoomID) func()
+	// Fail marks a message its turn could not answer failed on Band with
+	// a short reason; the message stays queued (engine.Engine.Fail).
+	Fail(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, reason string) error
 }
 
 // Config configures a Manager.
@@ -336,6 +339,7 @@ func (m *Manager) transition(ctx context.Context, s store.Session, p store.TurnT
 		return store.Turn{}, err
 	}
 	m.cfg.Observer.TurnMoved(TurnEvent{Turn: t, From: p.From, Peer: s.Peer, Room: s.Room})
+	m.markFailed(ctx, s, t)
 	return t, nil
 }
 

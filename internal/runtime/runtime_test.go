@@ -53,6 +53,7 @@ type settler struct {
 	omitted map[jam.PlatformMessageID]int // made by Reply
 	acks    map[jam.PlatformMessageID]bool
 	done    chan jam.PlatformMessageID
+	fails   map[jam.PlatformMessageID][]string // made by Fail
 }
 
 func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (engine.InboxItem, error) {
@@ -76,6 +77,30 @@ func (s *settler) Ack(_ context.Context, _ jam.WorkspaceID, _ jam.PeerKey, msg j
 	s.done <- msg
 	return nil
 }
+func (s *settler) Fail(_ context.Context, _ jam.WorkspaceID, _ jam.PeerKey, msg jam.PlatformMessageID, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fails == nil {
+		s.fails = map[jam.PlatformMessageID][]string{}
+	}
+	s.fails[msg] = append(s.fails[msg], reason)
+	return nil
+}
+
+// failed returns the reasons msg was marked failed with.
+func (s *settler) failed(msg jam.PlatformMessageID) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.fails[msg]...)
+}
+
+// waitFailed waits until msg was marked failed, once, with reason.
+func (s *settler) waitFailed(t *testing.T, msg jam.PlatformMessageID, reason string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(s.failed(msg)) > 0 }, 10*time.Second, time.Millisecond, "%s is marked failed on Band", msg)
+	require.Equal(t, []string{reason}, s.failed(msg))
+}
+
 func (s *settler) Working(jam.WorkspaceID, jam.PeerKey, jam.RoomID) func() { return func() {} }
 
 type bundle struct {
@@ -222,6 +247,7 @@ func TestManager_failedPromptSettlesNothing(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 	require.Empty(t, b.set.replies)
 	require.Empty(t, b.set.acks)
+	b.set.waitFailed(t, "0190a1b2-0000-4000-8000-000000000003", "turn failed (harness_error): model unavailable")
 }
 
 // gatedHost holds NewSession until released, and its prompts end only
@@ -290,4 +316,7 @@ func TestManager_cancelReachesTurnsAtEveryStage(t *testing.T) {
 	require.ErrorIs(t, m.Cancel(t.Context(), second.ID), jam.ErrConflict)
 	require.Empty(t, b.set.replies)
 	require.Empty(t, b.set.acks)
+	for _, msg := range []jam.PlatformMessageID{"0190a1b2-0000-4000-8000-000000000011", "0190a1b2-0000-4000-8000-000000000012"} {
+		b.set.waitFailed(t, msg, "turn cancelled (cancelled_by_user)")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
@@ -232,3 +233,29 @@ func (m *Manager) interruptWhy(ctx context.Context, s store.Session, t store.Tur
 	}
 	return nil
 }
+
+// markFailed shows in the room a Band message its turn ended without
+// answering: a turn that failed (the agent did not start, placement was
+// refused, the harness failed) or was cancelled marks the message failed
+// on Band with the turn's reason and detail. The message stays queued and
+// is answered by a later turn. A turn whose message is gone, or whose
+// answer was not settled (it is queued again at once), marks nothing.
+func (m *Manager) markFailed(ctx context.Context, s store.Session, t store.Turn) {
+	if t.SourceMessageID == "" || (t.State != jam.TurnFailed && t.State != jam.TurnCancelled) ||
+		t.Reason == "message_gone" || t.Reason == jam.ReasonSettlementFailed {
+		return
+	}
+	reason := "turn " + string(t.State) + " (" + t.Reason + ")"
+	if t.Detail != "" {
+		reason += ": " + t.Detail
+	}
+	// One bounded try; the engine retries a mark Band refuses for now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failMarkTimeout)
+	defer cancel()
+	if err := m.cfg.Settler.Fail(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID, reason); err != nil {
+		m.log.Warn("failure not marked on Band", "turn", t.ID, "message", t.SourceMessageID, "err", err)
+	}
+}
+
+// failMarkTimeout bounds the failure mark's first try.
+const failMarkTimeout = 10 * time.Second
