@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
+	gitcli "github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -140,10 +143,145 @@ func (d *daemon) wireAgent(ctx context.Context, p store.Peer) (wire.Agent, error
 	switch {
 	case err == nil:
 		a.Runtime = wireRuntimeStatus(t)
+		if a.Health, a.HealthReason, err = d.agentHealth(ctx, t); err != nil {
+			return a, err
+		}
 	case !errors.Is(err, jam.ErrNotFound):
 		return a, err
 	}
 	return a, nil
+}
+
+// agentHealth is an owned agent's health: degraded, with the reason, while
+// it cannot serve one of its rooms (no session could be made there) or the
+// latest of its turns to fail or succeed, across its rooms, failed; online
+// otherwise (cancelled and interrupted turns say nothing of it).
+func (d *daemon) agentHealth(ctx context.Context, t store.Template) (string, string, error) {
+	ws := d.workspace.ID
+	ss, err := d.store.SessionList(ctx, ws)
+	if err != nil {
+		return "", "", err
+	}
+	var last store.Turn
+	for _, s := range ss {
+		if s.TemplateID != t.ID {
+			continue
+		}
+		turns, err := d.store.TurnList(ctx, ws, s.ID)
+		if err != nil {
+			return "", "", err
+		}
+		for _, tr := range turns {
+			if (tr.State == jam.TurnFailed && tr.Reason != "message_gone") || tr.State == jam.TurnSucceeded {
+				if tr.UpdatedAt.After(last.UpdatedAt) || (tr.UpdatedAt.Equal(last.UpdatedAt) && tr.Seq > last.Seq) {
+					last = tr
+				}
+			}
+		}
+	}
+	if why, ok := d.msg.engine.Refused(ws, t.Peer); ok {
+		return wire.HealthDegraded, why, nil
+	}
+	if last.State != jam.TurnFailed {
+		return wire.HealthOnline, "", nil
+	}
+	why := last.Reason
+	if last.Detail != "" {
+		why += ": " + last.Detail
+	}
+	return wire.HealthDegraded, engine.FailReason(why), nil
+}
+
+// retryUnserved offers an agent's queued messages again after its
+// configuration changed: a message a failed turn left queued (marked
+// failed on Band) gets a new turn, which runs the new configuration.
+func (d *daemon) retryUnserved(ctx context.Context, key jam.PeerKey) {
+	// Rooms it could not serve (their messages wait unrouted) are tried
+	// again first.
+	rows, err := d.store.QueueList(ctx, store.QueueListParams{WorkspaceID: d.workspace.ID, Peer: key, Unrouted: true})
+	if err != nil {
+		d.log.Warn("list unrouted after a configuration change", "peer", key, "err", err)
+	}
+	tried := map[jam.RoomID]bool{}
+	for _, r := range rows {
+		if !tried[r.Room] {
+			tried[r.Room] = true
+			d.msg.serveOwnedRoom(ctx, d.workspace.ID, key, r.Room)
+		}
+	}
+	if err := d.msg.engine.Redeliver(ctx, d.workspace.ID, key, ""); err != nil {
+		d.log.Warn("redeliver after a configuration change", "peer", key, "err", err)
+	}
+}
+
+// serveOwnedRoom gives an owned agent its session in a room it is in
+// (ensureOwnedRoom). When that fails (its repository is not a git
+// repository), the room's messages are marked failed on Band with why,
+// as they come, until a later try succeeds.
+func (m *messaging) serveOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) {
+	err := m.ensureOwnedRoom(ctx, ws, key, room)
+	if err == nil {
+		m.engine.ServeRoom(ws, key, room)
+		return
+	}
+	m.log.Warn("owned agent cannot serve the room", "peer", key, "room", room, "err", err)
+	if ferr := m.engine.RefuseRoom(ctx, ws, key, room, "agent cannot serve this room: "+err.Error()); ferr != nil {
+		m.log.Warn("room's messages not marked failed", "peer", key, "room", room, "err", ferr)
+	}
+}
+
+// checkRunnable refuses, up front, a runtime configuration that could not
+// serve a message: a command whose executable is not found (absolute, or
+// on jamd's PATH, which the agent's environment carries) or not
+// executable, and a repository that is not a git repository.
+func checkRunnable(ctx context.Context, c store.TemplateConfig, command, repo bool) error {
+	if command && len(c.Command) > 0 {
+		if err := checkCommand(c.Command[0]); err != nil {
+			return err
+		}
+	}
+	if repo && c.Repo != "" {
+		if err := checkRepo(ctx, c.Repo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCommand finds an agent's executable as its start would.
+func checkCommand(name string) error {
+	if !strings.ContainsRune(name, '/') {
+		if _, err := exec.LookPath(name); err != nil {
+			return fmt.Errorf("%w: command %q is not found on jamd's PATH (give an absolute path, or install it)", jam.ErrInvalid, name)
+		}
+		return nil
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: command %q does not exist", jam.ErrInvalid, name)
+	case fi.IsDir():
+		return fmt.Errorf("%w: command %q is a directory", jam.ErrInvalid, name)
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%w: command %q is not executable", jam.ErrInvalid, name)
+	}
+	return nil
+}
+
+// checkRepo requires a git repository at dir (git rev-parse, hardened).
+func checkRepo(ctx context.Context, dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%w: repository %q is not a directory", jam.ErrInvalid, dir)
+	}
+	ok, err := gitcli.IsRepository(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("%w: repository %q: %v", jam.ErrInvalid, dir, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: repository %q is not a git repository", jam.ErrInvalid, dir)
+	}
+	return nil
 }
 
 func wireBinding(b store.Binding) wire.Binding {
@@ -157,6 +295,16 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	ws := d.workspace.ID
 	key := r.Key
+	if r.Runtime != nil {
+		// Before anything is registered on Band.
+		c, err := runtimeConfig(r.Runtime)
+		if err != nil {
+			return wire.Agent{}, err
+		}
+		if err := checkRunnable(ctx, c, true, true); err != nil {
+			return wire.Agent{}, err
+		}
+	}
 	var agentID, handle, name string
 	if key != "" {
 		c, err := band.NewClient(d.band.http, acct.BandURL, band.APIKey(key))
@@ -344,6 +492,11 @@ func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest
 	c, err := d.msg.accountClient(acct)
 	if err != nil {
 		return err
+	}
+	if r.Overrides.Repo != "" {
+		if err := checkRepo(ctx, r.Overrides.Repo); err != nil {
+			return err
+		}
 	}
 	// A session made here for an add Band then refuses stays, unused
 	// until the agent joins the room; a later add reuses it.

@@ -97,9 +97,7 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	m.feeds = newFeeds(d.log, eng)
 	m.feeds.onState = d.publishAgentState
 	m.feeds.onRoom = func(ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) {
-		if err := m.ensureOwnedRoom(m.feeds.ctx, ws, key, room); err != nil {
-			m.log.Warn("owned agent cannot serve the room", "peer", key, "room", room, "err", err)
-		}
+		m.serveOwnedRoom(m.feeds.ctx, ws, key, room)
 	}
 	stack.push("agent feeds", m.feeds.stop)
 	// Owned runtimes stop before the feeds and after the engine (the

@@ -380,6 +380,11 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
 	}
+	_, cmd := r.Set["command"]
+	_, repo := r.Set["repo"]
+	if err := checkRunnable(ctx, c, cmd, repo); err != nil {
+		return wire.AgentRuntimeStatus{}, err
+	}
 	// The environment stays sealed: unchanged values are carried over as
 	// they are, changed ones are sealed anew.
 	if c.Env, err = applyEnv(d.msg.box, d.workspace.ID, t.ID, t.Desired.Env, edits); err != nil {
@@ -393,6 +398,7 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
 	}
+	d.retryUnserved(ctx, p.Key)
 	return *wireRuntimeStatus(t), nil
 }
 

@@ -220,8 +220,10 @@ type Engine struct {
 	peers map[peerRef]*peerState // guarded by mu
 	lanes map[store.Lane]*lane   // guarded by mu
 	// fails holds the reason of each failure mark being retried.
-	fails   map[failRef]string // guarded by mu
-	started bool               // guarded by mu
+	fails map[failRef]string // guarded by mu
+	// refused holds why a lane's agent cannot serve it (RefuseRoom).
+	refused map[store.Lane]string // guarded by mu
+	started bool                  // guarded by mu
 
 	// recovered is closed once the messages queued before Start have
 	// been redelivered; lanes wait for it.
@@ -243,13 +245,14 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg:   cfg,
-		log:   cfg.Logger.With("component", "engine"),
-		slots: make(chan struct{}, cfg.MaxActiveLanes),
-		peers: map[peerRef]*peerState{},
-		lanes: map[store.Lane]*lane{},
-		fails: map[failRef]string{},
-		wake:  newBroadcaster(),
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "engine"),
+		slots:   make(chan struct{}, cfg.MaxActiveLanes),
+		peers:   map[peerRef]*peerState{},
+		lanes:   map[store.Lane]*lane{},
+		fails:   map[failRef]string{},
+		refused: map[store.Lane]string{},
+		wake:    newBroadcaster(),
 
 		recovered: make(chan struct{}),
 	}

@@ -183,3 +183,55 @@ func FailReason(s string) string {
 	}
 	return strings.TrimRight(s[:cut], " ") + ellipsis
 }
+
+// RefuseRoom records that a peer's agent cannot serve room: its session
+// there could not be made (the repository is not a git repository). The
+// room's messages queued unrouted are marked failed on Band with reason
+// now, and each that lands unrouted later is marked as it is queued,
+// until ServeRoom (or a binding that claims the room, which redelivers
+// them). The record is in memory: after a restart the room is tried
+// again as its agent's feed lists it.
+func (e *Engine) RefuseRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, reason string) error {
+	l := store.Lane{WorkspaceID: ws, Peer: key, Room: room}
+	e.mu.Lock()
+	e.refused[l] = FailReason(reason)
+	e.mu.Unlock()
+	rows, err := e.cfg.Store.QueueList(ctx, store.QueueListParams{WorkspaceID: ws, Peer: key, Unrouted: true, Room: room})
+	if err != nil {
+		return fmt.Errorf("refuse room %s: %w", room, err)
+	}
+	var errs []error
+	for _, r := range rows {
+		if err := e.Fail(ctx, ws, key, r.MessageID, reason); err != nil && !errors.Is(err, jam.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ServeRoom forgets a RefuseRoom: the peer's agent serves room again.
+func (e *Engine) ServeRoom(ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) {
+	e.mu.Lock()
+	delete(e.refused, store.Lane{WorkspaceID: ws, Peer: key, Room: room})
+	e.mu.Unlock()
+}
+
+// refusal is the reason a lane's agent cannot serve it; "" when it can.
+func (e *Engine) refusal(l store.Lane) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.refused[l]
+}
+
+// Refused returns why the peer's agent cannot serve one of its rooms
+// (RefuseRoom), if any.
+func (e *Engine) Refused(ws jam.WorkspaceID, key jam.PeerKey) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for l, why := range e.refused {
+		if l.WorkspaceID == ws && l.Peer == key {
+			return why, true
+		}
+	}
+	return "", false
+}

@@ -118,3 +118,33 @@ func FuzzFailReason(f *testing.F) {
 		}
 	})
 }
+
+// TestEngine_refusedRoomMarksItsMessagesFailed: a room its agent cannot
+// serve (no session could be made there) has no binding, so its messages
+// wait unrouted; each is marked failed with why, those queued before the
+// refusal too, and none is settled. ServeRoom ends it.
+func TestEngine_refusedRoomMarksItsMessagesFailed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	early := b.inbound(t, 1, "before")
+	b.waitEvent(t, EventQueuedUnrouted, early)
+	why := "worktree of room: not a git repository"
+	require.NoError(t, b.eng.RefuseRoom(t.Context(), b.ws, b.peer, b.room, why))
+	b.waitEvent(t, EventFailed, early)
+	late := b.inbound(t, 2, "after")
+	b.waitEvent(t, EventFailed, late)
+	calls := b.agent.Calls()
+	require.Contains(t, calls, "failed "+early+" "+why)
+	require.Contains(t, calls, "failed "+late+" "+why)
+	for _, id := range []string{early, late} {
+		_, err := b.st.QueueGet(t.Context(), b.ws, b.peer, jam.PlatformMessageID(id))
+		require.NoError(t, err, "still queued")
+	}
+
+	b.eng.ServeRoom(b.ws, b.peer, b.room)
+	third := b.inbound(t, 3, "served")
+	b.waitEvent(t, EventQueuedUnrouted, third)
+	for _, c := range b.agent.Calls() {
+		require.NotContains(t, c, "failed "+third)
+	}
+}

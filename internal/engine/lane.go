@@ -275,6 +275,12 @@ func (e *Engine) moveRun(ctx context.Context, p *peerState, run []store.QueueRow
 				unrouted = true
 				base.Kind = EventQueuedUnrouted
 				e.emit(base)
+				if why := e.refusal(store.Lane{WorkspaceID: r.WorkspaceID, Peer: r.Peer, Room: r.Room}); why != "" {
+					// Its agent cannot serve the room: the person sees why.
+					if err := e.Fail(ctx, r.WorkspaceID, r.Peer, r.MessageID, why); err != nil {
+						e.log.Warn("unservable message not marked failed", "peer", r.Peer, "message", r.MessageID, "err", err)
+					}
+				}
 				continue
 			}
 			base.Kind = EventQueued

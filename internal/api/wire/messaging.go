@@ -34,7 +34,20 @@ type Agent struct {
 	State string `json:"state"`
 	// Runtime is set for owned agents.
 	Runtime *AgentRuntimeStatus `json:"runtime,omitempty"`
+	// Health is set for owned agents: online, or degraded while the
+	// latest turn of any of its rooms failed (its command did not start,
+	// placement was refused, the harness failed); a turn that succeeds
+	// makes it online again. HealthReason is that failure's reason and
+	// detail, one line.
+	Health       string `json:"health,omitempty"`
+	HealthReason string `json:"health_reason,omitempty"`
 }
+
+// Health of an owned agent (Agent.Health).
+const (
+	HealthOnline   = "online"
+	HealthDegraded = "degraded"
+)
 
 // AgentAddRequest is the body of POST /v1/agents. With Key, an existing
 // agent is imported; without, a new agent is registered on Band.
