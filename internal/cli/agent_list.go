@@ -23,7 +23,9 @@ func newAgentListCmd(io *IOStreams, deps Deps, runF func(context.Context, *Agent
 		Use:   "list",
 		Short: "List the agents with their state, queues and bindings",
 		Long: `List the agents: peer key, handle, the state of the agent's socket
-(connecting, up, reconnecting, superseded, stopped), how many messages wait
+(connecting, up, reconnecting, superseded, stopped; "degraded" for an owned
+agent whose latest turn failed or that cannot serve one of its rooms, with
+a line saying why), how many messages wait
 in its bound queues and in its unrouted bucket, and its bindings (as
 alias=room). Owned agents then get a line each with their desired runtime
 configuration: command, model, the names of their environment variables
@@ -63,7 +65,11 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	tw := newTable(opts.IO.Out)
 	fmt.Fprintln(tw, "PEER\tHANDLE\tSTATE\tQUEUED\tUNROUTED\tBINDINGS")
 	for _, a := range agents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", a.Peer, orDash(a.Handle), orDash(a.State), a.Queued, a.Unrouted, bindingsCell(a.Bindings))
+		state := a.State
+		if a.Health == wire.HealthDegraded {
+			state = wire.HealthDegraded
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", a.Peer, orDash(a.Handle), orDash(state), a.Queued, a.Unrouted, bindingsCell(a.Bindings))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -71,6 +77,9 @@ func runAgentList(ctx context.Context, opts *AgentListOptions) error {
 	for _, a := range agents {
 		if a.Runtime != nil {
 			fmt.Fprintf(opts.IO.Out, "owned %s: %s\n", a.Peer, runtimeLine(a.Runtime))
+		}
+		if a.Health == wire.HealthDegraded {
+			fmt.Fprintf(opts.IO.Out, "degraded %s: %s\n", a.Peer, oneLine(a.HealthReason))
 		}
 	}
 	return nil
