@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api/apiclient"
@@ -259,4 +260,46 @@ func TestFailures_agentAddChecksCommandAndRepo(t *testing.T) {
 	require.ErrorContains(t, err, "is not a git repository")
 	_, err = c.AgentConfig(ctx, "ok", wire.AgentConfigRequest{Set: map[string]string{"model": "m"}})
 	require.NoError(t, err, "a key that is not checked changes as before")
+}
+
+// TestWebUI_failedDeliveryShowsWhy: in the web UI, a message an owned
+// agent could not serve shows failed in the room's timeline with the
+// reason in words, and the agents page shows the agent degraded, why, and
+// not online.
+func TestWebUI_failedDeliveryShowsWhy(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	r.waitReady(t)
+	ctx := t.Context()
+	c := r.client
+	gone := filepath.Join(t.TempDir(), "gone-agent.sh")
+	demoAgentScript(t, gone)
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "flaky", Runtime: &wire.AgentRuntime{Command: []string{gone}, Permission: "allow", Sandbox: "local"}})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(gone))
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Flaky room", Agents: []string{"flaky"}})
+	require.NoError(t, err)
+
+	p := openBrowser(t)
+	p.signIn(signInLink(t, r))
+	p.waitFor("the rooms list", `document.querySelector('main a[data-room=`+js(room.ID)+`]') !== null`)
+	p.do(chromedp.Click(chromedp.CSS(`main a[data-room=` + js(room.ID) + `]`)))
+	p.waitFor("the room", `document.querySelector('#compose') !== null`)
+	posted, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@" + agent.Handle + " hello"})
+	require.NoError(t, err)
+	chip := msgSelector(posted.ID) + ` .chip[data-agent=` + js(agent.AgentID) + `]`
+	p.waitFor("the failed delivery with its reason", `(document.querySelector(`+js(chip)+`) || {dataset: {}}).dataset.status === 'failed' && document.querySelector(`+js(chip)+`).textContent.includes('gone-agent.sh')`)
+	text := p.eval(`document.querySelector(` + js(chip) + `).textContent`)
+	require.Contains(t, text, "failed: turn failed (harness_error): start agent")
+	p.screenshot("webui-room-failed")
+
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="agents"]`)))
+	row := `tr[data-peer="local/flaky"]`
+	p.waitFor("the degraded agent", `(document.querySelector(`+js(row)+`) || {textContent: ''}).textContent.includes('degraded')`)
+	rowText := p.eval(`document.querySelector(` + js(row) + `).textContent`)
+	require.Contains(t, rowText, "gone-agent.sh", "the agents page says why")
+	require.NotContains(t, rowText, "online")
+	p.screenshot("webui-agents-degraded")
 }

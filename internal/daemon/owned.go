@@ -70,6 +70,10 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 // executor, in its own home, with the allowlisted environment and the
 // paths of its sandbox (agentArea).
 func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
+	// Named in words under every executor (bwrap only says it exited).
+	if err := checkRunnable(ctx, cfg, true, false); err != nil {
+		return nil, err
+	}
 	ex, err := executorFor(cfg.Sandbox, m.sandbox)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"crypto/rand"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,18 +15,22 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 )
 
-// TestOwned_turnDetailSaysWhyItFailed: an owned agent whose command does
-// not exist fails its turn at once, and the turn says why in words
-// (naming the command), through the API and the turn's event.
+// TestOwned_turnDetailSaysWhyItFailed: an owned agent whose command no
+// longer exists (agent add checks it, so it is removed after) fails its
+// turn at once, and the turn says why in words (naming the command),
+// through the API and the turn's event.
 func TestOwned_turnDetailSaysWhyItFailed(t *testing.T) {
 	t.Parallel()
 	r := start(t, testConfig(t))
 	owner := ownerClient(t, r.waitReady(t))
 	ctx := t.Context()
 	c := r.client
+	cmd := filepath.Join(t.TempDir(), "jam-no-such-agent-7f3")
+	require.NoError(t, os.WriteFile(cmd, []byte("#!/bin/sh\n"), 0o755))
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "ghost", Runtime: &wire.AgentRuntime{
-		Command: []string{"jam-no-such-agent-7f3", "acp"}, Permission: "allow"}})
+		Command: []string{cmd, "acp"}, Permission: "allow"}})
 	require.NoError(t, err)
+	require.NoError(t, os.Remove(cmd))
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "ghost", Agents: []string{"ghost"}})
 	require.NoError(t, err)
 	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" hello", []protocol.Mention{{ID: agent.AgentID}})
@@ -33,8 +39,8 @@ func TestOwned_turnDetailSaysWhyItFailed(t *testing.T) {
 	tr := endedTurn(t, c)
 	require.Equal(t, "failed", tr.State)
 	require.Equal(t, "harness_error", tr.Reason)
-	require.Contains(t, tr.Detail, `"jam-no-such-agent-7f3"`)
-	require.Contains(t, tr.Detail, "executable file not found")
+	require.Contains(t, tr.Detail, "jam-no-such-agent-7f3")
+	require.Contains(t, tr.Detail, "does not exist")
 	require.Empty(t, tr.Executions, "no process started, so no attempt")
 }
 

@@ -56,7 +56,10 @@ export function mountAgents(main) {
           sessionCount.has(a.peer) ? h('div', null, h('a', { href: `#/agents/${encodeURIComponent(a.peer)}`, dataset: { sessions: a.peer } },
             `${sessionCount.get(a.peer).n} session${sessionCount.get(a.peer).n === 1 ? '' : 's'}`,
             sessionCount.get(a.peer).working ? ` · ${sessionCount.get(a.peer).working} working` : '')) : null),
-        cell('Socket', presenceChip(state.presence.get(a.peer) || a.state)),
+        cell('Socket', a.health === 'degraded'
+          ? h('span', null, h('span', { class: 'chip', dataset: { status: 'degraded' } }, 'degraded'),
+            h('div', { class: 'sub reason' }, a.health_reason || ''))
+          : presenceChip(state.presence.get(a.peer) || a.state)),
         num('Queued', a.queued || 0),
         num('Unrouted', a.unrouted || 0),
         cell('Bindings', (a.bindings || []).length

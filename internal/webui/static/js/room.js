@@ -118,7 +118,9 @@ export function mountRoom(main, { id, focus = null }) {
         class: 'chip',
         dataset: { agent: d.agentId, status: d.status },
         title: d.error || `${d.handle ? `@${d.handle}` : 'agent'}: ${STATUS_TEXT[d.status]}`,
-      }, `${d.handle ? `@${d.handle}` : 'agent'} · ${STATUS_TEXT[d.status]}`))) : null);
+      }, `${d.handle ? `@${d.handle}` : 'agent'} · ${STATUS_TEXT[d.status]}`,
+      // A failure says why where the person looks, not only on hover.
+      d.status === 'failed' && d.error ? h('span', { class: 'reason' }, `: ${d.error}`) : null))) : null);
   }
 
   const nearBottom = () => wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 120;

@@ -126,6 +126,8 @@ export const EVENT_STATUS = {
   'message.settled': 'settled',
   'message.delivery_failed': 'failed',
   'message.claim_failed': 'failed',
+  // Marked failed on Band: the agent could not serve it (still queued).
+  'message.failed': 'failed',
 };
 
 const BAND_STATUS = { queued: 'queued', delivered: 'queued', processing: 'processing', processed: 'settled', failed: 'failed' };
