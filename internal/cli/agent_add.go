@@ -54,6 +54,13 @@ With --command the agent is owned: jamd starts CMD (split like a shell
 would, nothing expanded) as an ACP agent and answers every message routed to
 it. Each room the agent is in gets its own session and working directory: a
 git worktree of --repo on the branch jam/<session>, or an empty directory.
+Both are checked before anything is registered: CMD's executable must be
+found (an absolute path, or on jamd's PATH) and be executable, and --repo
+must be a git repository; else the add fails with invalid_argument (exit
+code 2) saying which. A message the agent cannot serve later (its command
+gone, its repository no longer one, a turn failed or cancelled) shows in
+the room as failed with the reason, stays queued, and makes "jam agent
+list" show the agent degraded until a turn succeeds.
 --placement shared (the default) runs one process for all the agent's rooms;
 dedicated runs one per room. --permission answers the agent's permission
 requests (default reject). --model puts every session on that model (the

@@ -32,7 +32,11 @@ separated by ":"; read_only= clears them) or env.NAME (a variable of the
 agent's environment; env.NAME= unsets it). The change raises the desired generation; the agent's next process
 runs it, and until then "jam agent list" shows the desired and effective
 generations and what is pending. An environment value is stored encrypted
-and never shown: the pending change names only the variable (env.NAME).`,
+and never shown: the pending change names only the variable (env.NAME).
+A new command or repo is checked as jam agent add checks it. After a
+change, the agent's messages still queued (those a failed turn left, or
+of rooms it could not serve) are offered again, to run the new
+configuration.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)

@@ -40,6 +40,17 @@
 // at most MaxReplyParts parts of at most MaxPartBytes; a longer one is cut,
 // its last part ending with a note of the bytes not posted.
 //
+// Fail marks a message its agent could not serve (the command did not
+// start, the turn failed or was cancelled) failed on Band with a one-line
+// reason of at most MaxFailReason bytes. It never settles and never
+// removes the row: the message stays queued, a later redelivery claims it
+// again, and the reply of the turn that answers it settles it. A mark Band
+// refuses for now is retried in the background (bounded), never in the
+// lane; a mark lost to a stop is not kept, since the message itself is,
+// and its next failed turn marks it again. RefuseRoom does the same for
+// every message of a room its agent cannot serve at all (no session could
+// be made there), as each lands unrouted, until ServeRoom.
+//
 // A spool entry or queue row that can no longer be read is quarantined
 // and reported, and its room goes on; see quarantine.go.
 //

@@ -20,6 +20,12 @@
 // with a higher generation; the turn it was running ends interrupted and
 // its message is queued again for the next turn.
 //
+// A turn of a Band message that ends failed (the agent did not start,
+// placement was refused, the harness failed) or cancelled marks the
+// message failed on Band with the turn's reason and detail
+// (Settler.Fail); the message stays queued and is answered by a later
+// turn.
+//
 // An Observer (the daemon's event publisher) sees every recorded
 // transition of a turn, and the turn's streamed output while it runs, in
 // batches: text chunks coalesce and go out every BatchInterval or
