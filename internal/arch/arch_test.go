@@ -47,6 +47,7 @@ var layers = map[string]layer{
 	"internal/band/bandtest":   mechanism,
 	"internal/harness/jsonrpc": mechanism,
 	"internal/shellwords":      mechanism,
+	"internal/proc":            mechanism,
 	"internal/secret":          mechanism,
 	"internal/git":             mechanism,
 	"internal/git/gittest":     mechanism,

@@ -51,6 +51,9 @@ func runChildIfAsked() {
 			os.Exit(2)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		// As cmd/jamd: after the first signal, a second one kills the
+		// process at once.
+		context.AfterFunc(ctx, stop)
 		code := 0
 		if env == childEnv {
 			code = cli.MainDaemon(ctx, args, cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub})

@@ -17,6 +17,7 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/proc"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/sqlite"
@@ -60,6 +61,7 @@ func Run(ctx context.Context, cfg config.Config, streams Streams) (err error) {
 	<-ctx.Done()
 	log.Info("jamd stopping", "cause", context.Cause(ctx), "timeout", cfg.ShutdownTimeout)
 	begun := time.Now()
+	defer d.killOnSecondSignal()()
 	if err := stack.unwind(cfg.ShutdownTimeout); err != nil {
 		log.Error("jamd stopped uncleanly", "err", err, "took", time.Since(begun))
 		return fmt.Errorf("stop: %w", err)
@@ -75,7 +77,8 @@ type daemon struct {
 	minter  *jam.Minter
 	started time.Time
 
-	box       *secret.Box // the daemon key: seals credentials and content at rest
+	procs     *proc.Ledger // the agent process groups this run started
+	box       *secret.Box  // the daemon key: seals credentials and content at rest
 	store     store.Store
 	workspace store.Workspace
 	run       store.DaemonRunStartResult
@@ -94,6 +97,10 @@ const keyFile = "daemon.key"
 // start brings components up in dependency order, pushing each one's stop
 // onto stack as soon as it is running.
 func (d *daemon) start(ctx context.Context, stack *stopStack) error {
+	// Before any agent starts: end those a previous run left (stop.go).
+	if err := d.startProcesses(ctx, stack); err != nil {
+		return err
+	}
 	box, err := secret.LoadOrCreate(filepath.Join(d.cfg.DataDir, keyFile))
 	if err != nil {
 		return err

@@ -78,6 +78,7 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (runti
 	if err != nil {
 		return nil, err
 	}
+	ex = executor.Track(ex, m.d.procs) // recorded, so the next start can end it (stop.go)
 	area, err := m.agentArea(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -17,8 +17,10 @@
 // values would be in bwrap's argv. The bwrap process leads the command's
 // process group and the agent stays in that group (no --new-session: the
 // agent's stdio are pipes, not a terminal), so signalling the group reaches
-// every process of the sandbox; --die-with-parent ends them when bwrap
-// itself is killed.
+// every process of the sandbox. The sandbox's processes are in a pid
+// namespace of bwrap's, whose first process the kernel ends, with every
+// process of the namespace, when bwrap dies; and bwrap dies with the
+// daemon (Pdeathsig, and --die-with-parent).
 package bwrap
 
 import (
@@ -71,7 +73,10 @@ func (e *Executor) Command(spec executor.Spec) (*exec.Cmd, error) {
 	// what the agent gets (never nil, which would be the daemon's).
 	cmd.Env = append([]string{}, spec.Env...)
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// bwrap is killed when the daemon dies (executor.Start forks it from
+	// a thread that outlives it); --die-with-parent does the same from
+	// inside bwrap, and its pid namespace ends with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
 }
 

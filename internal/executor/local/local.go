@@ -43,7 +43,9 @@ func (Executor) Command(spec executor.Spec) (*exec.Cmd, error) {
 	cmd.Dir = spec.Dir
 	// Never nil: nil would inherit the daemon's environment.
 	cmd.Env = append([]string{}, spec.Env...)
-	// Its own process group, so stopping the group reaches every child.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so stopping the group reaches every child;
+	// killed when the daemon dies (executor.Start forks it from a thread
+	// that outlives it).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd, nil
 }

@@ -248,7 +248,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := executor.Start(ex, cmd); err != nil {
 		return nil, fmt.Errorf("acp: start %s: %w", cfg.Command[0], err)
 	}
 	a := &Agent{cfg: cfg, cmd: cmd, in: in, exited: make(chan struct{}), sessions: map[string]*session{}}
@@ -269,6 +269,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		// The stream is over: whatever the process does now, it is done
 		// for us. Wait reaps it (Stop kills it if it lingers).
 		werr := cmd.Wait()
+		executor.Reaped(ex, cmd)
 		a.runErr = errors.Join(err, werr)
 		close(a.exited)
 	})
