@@ -11,6 +11,26 @@
 //   - values of the environment never appear in the command's argv (they
 //     are credentials; argv is world-readable in /proc).
 //
+// An agent process never outlives the daemon. What guarantees what:
+//   - Start forks every process from one OS thread that lives as long as
+//     any process it started, and both executors set Pdeathsig=SIGKILL:
+//     when the daemon dies, however it dies (SIGKILL included), the kernel
+//     kills the process it started, the group's leader. (The signal fires
+//     when the forking thread ends, and Go ends a thread whose locked
+//     goroutine returns: golang/go#27505; hence the one thread.)
+//   - Under bwrap the leader is bwrap, whose sandbox is a pid namespace:
+//     when bwrap dies the kernel ends every process inside, the agent's
+//     tools included (bwrap's own --die-with-parent ties it too).
+//   - Under local, a process the agent started (a tool) is in the agent's
+//     group but not tied to the daemon: killed with the group whenever the
+//     daemon stops the agent, when the leader exits (Reaped), or, the
+//     daemon having died, by the next daemon at its start: a tracked
+//     executor (Track) records each group in a Ledger before the agent
+//     gets work, and the daemon ends every recorded group that still runs
+//     before it starts any agent (package proc).
+//   - A process that leaves its group (setsid) escapes all of this under
+//     local; under bwrap it stays in the namespace and dies with it.
+//
 // Implementations: executor/local runs the process as the daemon does,
 // with the daemon's view of the file system (only the environment is
 // confined); executor/bwrap runs it under bubblewrap, where it sees only

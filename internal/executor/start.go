@@ -120,6 +120,9 @@ func (f *forkThread) start(cmd *exec.Cmd) error {
 func (f *forkThread) release() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.live == 0 {
+		return // a command reaped twice
+	}
 	f.live--
 	if f.live == 0 {
 		close(f.reqs)

@@ -99,6 +99,7 @@ func Exercise(t *testing.T, ex executor.Executor) {
 		cmd, err := ex.Command(spec)
 		require.NoError(t, err)
 		require.True(t, cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid, "the command leads its own process group")
+		require.Equal(t, syscall.SIGKILL, cmd.SysProcAttr.Pdeathsig, "and is killed when the daemon dies")
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
