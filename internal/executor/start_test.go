@@ -34,21 +34,30 @@ func echoer(t *testing.T, ex executor.Executor) (cmd *exec.Cmd, in io.WriteClose
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	// The main thread (whose id is the process's) is never ended, even
-	// locked: try until the goroutine runs on another.
+	// locked: a goroutine that lands on it holds it until the end, so the
+	// next one runs on another.
 	var tid int
-	for range 1000 {
-		var wg sync.WaitGroup
-		wg.Go(func() {
+	hold := make(chan struct{})
+	var holders sync.WaitGroup
+	defer func() { close(hold); holders.Wait() }()
+	for range 100 {
+		landed := make(chan int, 1)
+		started := make(chan struct{})
+		holders.Go(func() {
 			runtime.LockOSThread()
-			if tid = syscall.Gettid(); tid == os.Getpid() {
+			id := syscall.Gettid()
+			landed <- id
+			if id == os.Getpid() {
+				<-hold
 				runtime.UnlockOSThread()
 				return
 			}
 			// Never unlocked: the thread ends with the goroutine.
+			defer close(started)
 			require.NoError(t, executor.Start(ex, cmd))
 		})
-		wg.Wait()
-		if tid != os.Getpid() {
+		if tid = <-landed; tid != os.Getpid() {
+			<-started
 			break
 		}
 	}
