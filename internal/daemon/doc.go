@@ -16,6 +16,13 @@
 // directory; and always with an allowlisted environment (env.go), never
 // jamd's own secrets.
 //
+// No agent process outlives jamd (stop.go, and package executor's doc for
+// what guarantees what): each dies with jamd's process, each group is
+// recorded under run/ in the data directory before the agent gets work,
+// and at start, before any agent is launched, jamd ends every recorded
+// group a previous run left running. A second SIGINT or SIGTERM while
+// jamd stops kills every agent group, then ends jamd at once.
+//
 // Only the mains (cmd/jamd, and cmd/jam for "jam up") and test support may
 // import this package.
 package daemon
