@@ -179,9 +179,7 @@ func requireNoAgentLeft(t *testing.T, pgid int, marker, why string) {
 // find no process of the agent left.
 func SIGKILLLeavesNoAgent(t *testing.T, jamd *os.Process, pgid int, marker string) {
 	t.Helper()
-	before := agentProcesses(t, pgid, marker)
-	t.Logf("before SIGKILL: %v", before)
-	require.NotEmpty(t, before, "the agent runs before jamd is killed")
+	require.NotEmpty(t, agentProcesses(t, pgid, marker), "the agent runs before jamd is killed")
 	require.NoError(t, jamd.Signal(syscall.SIGKILL))
 	requireNoAgentLeft(t, pgid, marker, "after jamd was SIGKILLed")
 }
