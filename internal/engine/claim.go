@@ -52,35 +52,51 @@ func (e *Engine) claimAndDeliver(ctx context.Context, p *peerState, row store.Qu
 // old owner.
 func (e *Engine) retryClaim(p *peerState, row store.QueueRow) {
 	ctx := e.ctx
-	delay := e.cfg.RetryMin
-	for attempt := 2; attempt <= e.cfg.ClaimAttempts; attempt++ {
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		delay = min(delay*2, e.cfg.RetryMax)
+	if e.backoff(func() bool {
 		cur, err := e.cfg.Store.QueueGet(ctx, row.WorkspaceID, row.Peer, row.MessageID)
 		if err != nil {
-			return // settled or gone
+			return true // settled or gone
 		}
 		if cur.Binding == "" {
-			return // unbound meanwhile: the next bind redelivers it
+			return true // unbound meanwhile: the next bind redelivers it
 		}
 		err = e.claim(ctx, p, cur)
 		if err == nil {
 			e.deliver(ctx, cur)
-			return
+			return true
 		}
 		if !retryable(err) {
 			e.emit(Event{Kind: EventClaimFailed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: cur.Binding, Err: err})
-			return
+			return true
 		}
+		return false
+	}) {
+		return
 	}
 	e.emit(Event{Kind: EventClaimFailed, Workspace: row.WorkspaceID, Peer: row.Peer, Room: row.Room, MessageID: row.MessageID, Binding: row.Binding,
 		Err: fmt.Errorf("claim %s: gave up after %d attempts", row.MessageID, e.cfg.ClaimAttempts)})
+}
+
+// backoff calls try for attempts 2 to ClaimAttempts, each after a delay
+// that starts at RetryMin and doubles up to RetryMax, until try reports
+// that it is done. It reports whether try was done or the engine
+// stopped; false means every attempt was spent.
+func (e *Engine) backoff(try func() (done bool)) bool {
+	delay := e.cfg.RetryMin
+	for attempt := 2; attempt <= e.cfg.ClaimAttempts; attempt++ {
+		t := time.NewTimer(delay)
+		select {
+		case <-e.ctx.Done():
+			t.Stop()
+			return true
+		case <-t.C:
+		}
+		delay = min(delay*2, e.cfg.RetryMax)
+		if try() {
+			return true
+		}
+	}
+	return false
 }
 
 // claim opens a processing attempt on Band and records it.

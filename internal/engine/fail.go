@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -120,19 +119,10 @@ func (e *Engine) retryFail(p *peerState, ref failRef) {
 		delete(e.fails, ref)
 		e.mu.Unlock()
 	}()
-	delay := e.cfg.RetryMin
-	for attempt := 2; attempt <= e.cfg.ClaimAttempts; attempt++ {
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		delay = min(delay*2, e.cfg.RetryMax)
+	if e.backoff(func() bool {
 		row, err := e.cfg.Store.QueueGet(ctx, ref.ws, ref.key, ref.msg)
 		if err != nil {
-			return // settled or gone: nothing to mark
+			return true // settled or gone: nothing to mark
 		}
 		e.mu.Lock()
 		reason := e.fails[ref]
@@ -141,13 +131,16 @@ func (e *Engine) retryFail(p *peerState, ref failRef) {
 		switch {
 		case err == nil:
 			e.emitFailed(row, reason)
-			return
+			return true
 		case errors.Is(err, errSettledOnBand):
-			return
+			return true
 		case !retryable(err):
 			e.log.Warn("failure mark refused", "peer", ref.key, "message", ref.msg, "err", err)
-			return
+			return true
 		}
+		return false
+	}) {
+		return
 	}
 	e.log.Warn("failure mark not posted; the message stays queued", "peer", ref.key, "message", ref.msg, "attempts", e.cfg.ClaimAttempts)
 }
