@@ -10,6 +10,7 @@ import (
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/events"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
 )
@@ -158,12 +159,18 @@ func (o turnObserver) TurnOutput(ev runtime.OutputEvent) {
 }
 
 // wireUpdates is the wire form of a turn's output.
-func wireUpdates(us []runtime.Update) []wire.TurnUpdate {
+// wire.TurnUpdate mirrors harness.Update field for field (pinned by
+// wire's TestTurnUpdate_mirrorsHarnessUpdate).
+func wireUpdates(us []harness.Update) []wire.TurnUpdate {
 	out := make([]wire.TurnUpdate, 0, len(us))
 	for _, u := range us {
-		w := wire.TurnUpdate{Kind: u.Kind, Text: u.Text, ToolCallID: u.ToolCallID, Title: u.Title, ToolKind: u.ToolKind, Status: u.Status}
+		w := wire.TurnUpdate{Kind: string(u.Kind), Text: u.Text, ToolCallID: u.ToolCallID, Title: u.Title, ToolKind: u.ToolKind, Status: u.Status}
 		for _, p := range u.Plan {
 			w.Plan = append(w.Plan, wire.PlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
+		}
+		if u.Usage != nil {
+			w.Usage = &wire.Usage{InputTokens: u.Usage.InputTokens, OutputTokens: u.Usage.OutputTokens, CachedTokens: u.Usage.CachedTokens,
+				ReasoningTokens: u.Usage.ReasoningTokens, CostUSD: u.Usage.CostUSD, CostEstimated: u.Usage.CostEstimated}
 		}
 		out = append(out, w)
 	}

@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/executor"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
@@ -66,10 +65,20 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	return nil
 }
 
-// launch starts an agent process for a configuration: under its
-// executor, in its own home, with the allowlisted environment and the
-// paths of its sandbox (agentArea).
-func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (runtime.Host, error) {
+// harnesses are the harnesses an owned agent can run, by the harness
+// configuration key.
+var harnesses = harness.NewRegistry(acp.Harness{})
+
+// launch starts an agent process for a configuration through its harness:
+// under its executor, in its own home, with the allowlisted environment
+// and the paths of its sandbox (agentArea), the template's handshake
+// bound (0: the harness's default), model and permission policy. Errors
+// hide the template's environment values.
+func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harness.Process, error) {
+	h, err := harnesses.Get(cfg.Harness)
+	if err != nil {
+		return nil, err
+	}
 	// Named in words under every executor (bwrap only says it exited).
 	if err := checkRunnable(ctx, cfg, true, false); err != nil {
 		return nil, err
@@ -87,9 +96,9 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (runti
 	if err != nil {
 		return nil, err
 	}
-	h, err := launchACP(ctx, cfg, acp.Config{Executor: ex, Dir: area.home, Env: env, Writable: area.writable, ReadOnly: area.readOnly,
-		NoNetwork: cfg.NoNetwork}, m.log)
-	return h, redactEnv(err, templateValues(env, len(cfg.Env)))
+	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: area.home, Env: env,
+		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: templateValues(env, len(cfg.Env)),
+		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission)})
 }
 
 // ensureOwnedRoom gives an owned agent its session, worktree and binding
@@ -236,10 +245,10 @@ func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 	c := store.TemplateConfig{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo,
 		Placement: jam.Placement(r.Placement), Permission: r.Permission}
 	if c.Harness == "" {
-		c.Harness = "acp"
+		c.Harness = acp.Name
 	}
-	if c.Harness != "acp" {
-		return c, fmt.Errorf("%w: harness %q (want acp)", jam.ErrInvalid, c.Harness)
+	if _, err := harnesses.Get(c.Harness); err != nil {
+		return c, err
 	}
 	if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
 		return c, fmt.Errorf("%w: an owned agent needs a command", jam.ErrInvalid)
@@ -251,9 +260,9 @@ func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
 		return c, err
 	}
 	if c.Permission == "" {
-		c.Permission = string(acp.PolicyReject)
+		c.Permission = string(harness.PolicyReject)
 	}
-	if _, err := acp.ParsePolicy(c.Permission); err != nil {
+	if _, err := harness.ParsePolicy(c.Permission); err != nil {
 		return c, err
 	}
 	if c.Repo != "" {
@@ -299,47 +308,6 @@ func templateEnv(box *secret.Box, ws jam.WorkspaceID, tmpl jam.TemplateID, entri
 	return applyEnv(box, ws, tmpl, nil, edits)
 }
 
-// acpHost adapts an ACP agent process to the runtime. The agent reports
-// every session/update to route, which passes it to the Prompt running on
-// that session, if any.
-type acpHost struct {
-	*acp.Agent
-	// secrets are the template's environment values, hidden in the
-	// errors the host returns (redactEnv).
-	secrets []string
-
-	mu      sync.Mutex
-	prompts map[string]func(runtime.Update) // guarded by mu: by provider thread
-}
-
-func (h *acpHost) Prompt(ctx context.Context, thread, text string, updates func(runtime.Update)) (runtime.Answer, error) {
-	if updates != nil {
-		h.mu.Lock()
-		h.prompts[thread] = updates
-		h.mu.Unlock()
-		// Updates reach the runtime only while Prompt runs: an update that
-		// arrives after is for nobody.
-		defer func() {
-			h.mu.Lock()
-			delete(h.prompts, thread)
-			h.mu.Unlock()
-		}()
-	}
-	res, err := h.Agent.Prompt(ctx, thread, text)
-	return runtime.Answer{StopReason: res.StopReason, Text: res.Text, Omitted: res.Omitted}, redactEnv(err, h.secrets)
-}
-
-// NewSession is the agent's, with its errors redacted (redactEnv).
-func (h *acpHost) NewSession(ctx context.Context, dir string) (string, error) {
-	id, err := h.Agent.NewSession(ctx, dir)
-	return id, redactEnv(err, h.secrets)
-}
-
-// LoadSession is the agent's, with its errors redacted (redactEnv).
-func (h *acpHost) LoadSession(ctx context.Context, id, dir string) error {
-	return redactEnv(h.Agent.LoadSession(ctx, id, dir), h.secrets)
-}
-
 // templateValues are the values of the last n entries of env: the
 // template's own variables, which agentEnv appends.
 func templateValues(env []string, n int) []string {
@@ -350,115 +318,4 @@ func templateValues(env []string, n int) []string {
 		}
 	}
 	return out
-}
-
-// redactedError is an error whose text hides secret values.
-type redactedError struct {
-	err  error
-	text string
-}
-
-func (e *redactedError) Error() string { return e.text }
-
-// Unwrap keeps errors.Is working; the wrapped error's own text is never
-// shown.
-func (e *redactedError) Unwrap() error { return e.err }
-
-// redactEnv hides the template's environment values (sealed at rest) in
-// err's text. An agent may echo its environment in the error it answers a
-// handshake or prompt with, and the error becomes the turn's detail and
-// goes to the log: neither may show a secret.
-//
-// Longer values go first, so a value inside another is not left half
-// shown. Values shorter than redactMin are left alone: "1" or "on" is a
-// setting, not a credential, and replacing every "1" would make the error
-// unreadable ("exit status [redacted]").
-func redactEnv(err error, secrets []string) error {
-	if err == nil || len(secrets) == 0 {
-		return err
-	}
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	text := err.Error()
-	for _, s := range secrets {
-		if len(s) >= redactMin {
-			text = strings.ReplaceAll(text, s, "[redacted]")
-		}
-	}
-	return &redactedError{err: err, text: text}
-}
-
-// redactMin is the shortest environment value redactEnv hides.
-const redactMin = 4
-
-// Steers implements runtime.Steerer from the harness's capability
-// manifest.
-func (h *acpHost) Steers() bool { return h.Manifest().Steer }
-
-// Steer implements runtime.Steerer: ACP has no way to add input to a
-// running prompt (the manifest says so), so the runtime never calls it.
-func (h *acpHost) Steer(context.Context, string, string) error {
-	return fmt.Errorf("%w: the ACP harness cannot steer a running turn", jam.ErrNotImplemented)
-}
-
-// route passes an update to its session's running Prompt. It runs on the
-// agent's reading goroutine, in order; the runtime's callback does not
-// block.
-func (h *acpHost) route(u acp.Update) {
-	ru, ok := runtimeUpdate(u)
-	if !ok {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if f := h.prompts[u.SessionID]; f != nil {
-		f(ru)
-	}
-}
-
-// runtimeUpdate maps an ACP session/update to the runtime's form; false for
-// updates that are not a turn's output (a replayed user message, kinds
-// jam does not read).
-func runtimeUpdate(u acp.Update) (runtime.Update, bool) {
-	su := u.SessionUpdate
-	switch su.SessionUpdate {
-	case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk:
-		if su.Content == nil || su.Content.Type != "text" || su.Content.Text == "" {
-			return runtime.Update{}, false
-		}
-		kind := runtime.UpdateText
-		if su.SessionUpdate == acp.UpdateAgentThoughtChunk {
-			kind = runtime.UpdateThought
-		}
-		return runtime.Update{Kind: kind, Text: su.Content.Text}, true
-	case acp.UpdateToolCall, acp.UpdateToolCallUpdate:
-		kind := runtime.UpdateToolCall
-		if su.SessionUpdate == acp.UpdateToolCallUpdate {
-			kind = runtime.UpdateToolCallUpdate
-		}
-		return runtime.Update{Kind: kind, ToolCallID: su.ToolCallID, Title: su.Title, ToolKind: su.Kind, Status: su.Status}, true
-	case acp.UpdatePlan:
-		plan := make([]runtime.PlanEntry, 0, len(su.Entries))
-		for _, e := range su.Entries {
-			plan = append(plan, runtime.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
-		}
-		return runtime.Update{Kind: runtime.UpdatePlan, Plan: plan}, true
-	}
-	return runtime.Update{}, false
-}
-
-// launchACP starts an ACP agent for a template configuration, with the
-// process settings of proc (executor, directory, environment, sandbox
-// paths), the template's handshake bound (0: the harness's default) and
-// its model, set on every session the agent opens.
-func launchACP(ctx context.Context, cfg store.TemplateConfig, proc acp.Config, log *slog.Logger) (runtime.Host, error) {
-	h := &acpHost{prompts: map[string]func(runtime.Update){}, secrets: templateValues(proc.Env, len(cfg.Env))}
-	proc.Command, proc.Model, proc.InitTimeout = cfg.Command, cfg.Model, cfg.HandshakeTimeout
-	proc.Policy, proc.Logger, proc.OnUpdate = acp.Policy(cfg.Permission), log, h.route
-	a, err := acp.Start(ctx, proc)
-	if err != nil {
-		return nil, err
-	}
-	h.Agent = a
-	return h, nil
 }

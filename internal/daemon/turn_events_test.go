@@ -94,7 +94,7 @@ func TestTurnEvents_streamASlowTurn(t *testing.T) {
 				chunks += strings.Count(x.Text, "thinking… ")
 			case "text":
 				text.WriteString(x.Text)
-			case "tool_call", "tool_call_update":
+			case "tool_call", "tool_call_update", "tool_call_end":
 				tools++
 			}
 		}

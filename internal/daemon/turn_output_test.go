@@ -48,7 +48,7 @@ func TestTurnOutput_keptAcrossARestart(t *testing.T) {
 		switch u.Kind {
 		case "text":
 			text.WriteString(u.Text)
-		case "tool_call", "tool_call_update":
+		case "tool_call", "tool_call_update", "tool_call_end":
 			tools++
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jamhq/jam/internal/demoagent"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/jam"
 )
@@ -82,13 +83,13 @@ func (u *updates) waitFor(t *testing.T, kind string) {
 	}
 }
 
-func start(t *testing.T, state string, policy acp.Policy) (*acp.Agent, *updates) {
+func start(t *testing.T, state string, policy harness.Policy) (*acp.Agent, *updates) {
 	t.Helper()
 	u := &updates{ch: make(chan acp.Update, 256)}
 	a, err := acp.Start(t.Context(), acp.Config{
 		Command: []string{os.Args[0], "-test.run=^$"},
 		Env:     append(os.Environ(), "JAM_DEMO_AGENT_CHILD=1", "JAM_DEMO_STATE="+state),
-		Policy:  policy, OnUpdate: u.add, Logger: slog.New(slog.DiscardHandler), StopGrace: time.Second,
+		Approve: policy.Approve, OnUpdate: u.add, Logger: slog.New(slog.DiscardHandler), StopGrace: time.Second,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })
@@ -98,8 +99,9 @@ func start(t *testing.T, state string, policy acp.Policy) (*acp.Agent, *updates)
 func TestDemoAgent_turnNotesAndResume(t *testing.T) {
 	t.Parallel()
 	state, work := t.TempDir(), t.TempDir()
-	a, u := start(t, state, acp.PolicyAllow)
-	require.Equal(t, acp.Manifest{Harness: "acp", Version: acp.ManifestVersion, Agent: "jam-demo-agent 1", Resume: true, Cancel: true}, a.Manifest())
+	a, u := start(t, state, harness.PolicyAllow)
+	require.Equal(t, harness.Manifest{Harness: "acp", Version: harness.ManifestVersion, Agent: "jam-demo-agent 1", Sessions: harness.SessionsMany,
+		Resume: harness.ResumeInProcess, Interrupt: true, Approvals: true}, a.Manifest())
 
 	id, err := a.NewSession(t.Context(), work)
 	require.NoError(t, err)
@@ -114,7 +116,7 @@ func TestDemoAgent_turnNotesAndResume(t *testing.T) {
 	// A new process resumes the session: history is replayed, and the
 	// next turn appends to the same notes.
 	require.NoError(t, a.Stop(t.Context()))
-	b, u2 := start(t, state, acp.PolicyAllow)
+	b, u2 := start(t, state, harness.PolicyAllow)
 	require.NoError(t, b.LoadSession(t.Context(), id, work))
 	require.Equal(t, []string{"user_message_chunk", "agent_message_chunk"}, u2.kinds())
 	_, err = b.Prompt(t.Context(), id, "and the tests")
@@ -126,7 +128,7 @@ func TestDemoAgent_turnNotesAndResume(t *testing.T) {
 
 func TestDemoAgent_rejectedPermissionWritesNothing(t *testing.T) {
 	t.Parallel()
-	a, _ := start(t, t.TempDir(), acp.PolicyReject)
+	a, _ := start(t, t.TempDir(), harness.PolicyReject)
 	work := t.TempDir()
 	id, err := a.NewSession(t.Context(), work)
 	require.NoError(t, err)
@@ -139,7 +141,7 @@ func TestDemoAgent_rejectedPermissionWritesNothing(t *testing.T) {
 
 func TestDemoAgent_cancelEndsTheTurn(t *testing.T) {
 	t.Parallel()
-	a, u := start(t, t.TempDir(), acp.PolicyAllow)
+	a, u := start(t, t.TempDir(), harness.PolicyAllow)
 	id, err := a.NewSession(t.Context(), t.TempDir())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -162,7 +164,7 @@ func TestDemoAgent_cancelEndsTheTurn(t *testing.T) {
 // prompt; the agent does not take it for a cancel of an earlier one.
 func TestDemoAgent_cancelRightAwayIsNotLost(t *testing.T) {
 	t.Parallel()
-	a, _ := start(t, t.TempDir(), acp.PolicyAllow)
+	a, _ := start(t, t.TempDir(), harness.PolicyAllow)
 	id, err := a.NewSession(t.Context(), t.TempDir())
 	require.NoError(t, err)
 	for range 20 {
@@ -181,7 +183,7 @@ func TestDemoAgent_cancelRightAwayIsNotLost(t *testing.T) {
 
 func TestDemoAgent_killedMidTurn(t *testing.T) {
 	t.Parallel()
-	a, u := start(t, t.TempDir(), acp.PolicyAllow)
+	a, u := start(t, t.TempDir(), harness.PolicyAllow)
 	id, err := a.NewSession(t.Context(), t.TempDir())
 	require.NoError(t, err)
 	errc := make(chan error, 1)
@@ -198,7 +200,7 @@ func TestDemoAgent_killedMidTurn(t *testing.T) {
 
 func TestDemoAgent_sessionDirMustExist(t *testing.T) {
 	t.Parallel()
-	a, _ := start(t, t.TempDir(), acp.PolicyAllow)
+	a, _ := start(t, t.TempDir(), harness.PolicyAllow)
 	_, err := a.NewSession(t.Context(), filepath.Join(t.TempDir(), "missing"))
 	require.ErrorIs(t, err, jam.ErrInvalid)
 	_, err = a.NewSession(t.Context(), "relative/dir")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -35,7 +36,7 @@ func TestManager_launchFailureFailsTheTurnWithItsText(t *testing.T) {
 	b := setup(t)
 	var launches atomic.Int32
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
 			launches.Add(1)
 			return nil, errors.New(`exec: "frobnicator-7": executable file not found in $PATH`)
 		}})
@@ -61,8 +62,8 @@ func TestManager_launchFailureFailsTheTurnWithItsText(t *testing.T) {
 func TestManager_harnessErrorFailsTheTurnWithItsText(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.manager(t, func(string) (Answer, error) {
-		return Answer{}, errors.New("acp: session/prompt: model \"gpt-9\" refused; offered sonnet, opus")
+	m := b.manager(t, func(string) (harness.Outcome, error) {
+		return harness.Outcome{}, errors.New("acp: session/prompt: model \"gpt-9\" refused; offered sonnet, opus")
 	})
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000001")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -69,7 +70,7 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 	}
 	l, ok := m.hosts[h]
 	if !ok {
-		l = &lease{sessions: map[jam.SessionID]string{}}
+		l = &lease{sessions: map[jam.SessionID]harness.Thread{}}
 		m.hosts[h] = l
 	}
 	m.mu.Unlock()
@@ -82,7 +83,7 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 			// Replaced below; the turn that was running on it is
 			// interrupted by its own worker.
 			_ = m.cfg.Store.LeaseEnd(ctx, m.cfg.Workspace, l.record.ID, jam.ReasonProcessExited, m.cfg.Now())
-			l.host, l.sessions = nil, map[jam.SessionID]string{}
+			l.host, l.sessions = nil, map[jam.SessionID]harness.Thread{}
 		default:
 			if shared && s.Overrides.DiffersPerProcess(l.config) {
 				return nil, errIncompatible(s)
@@ -118,27 +119,31 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 }
 
 // sessionOn makes sure the session has its conversation on the host:
-// resumed from its provider thread when the agent keeps sessions, else a
-// new one (recorded as the new provider thread).
-func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir string) (string, error) {
+// resumed from its provider thread when the process's manifest says it
+// resumes in process, else a new one (recorded as the new provider
+// thread).
+func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir string) (harness.Thread, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if thread, ok := l.sessions[s.ID]; ok {
 		return thread, nil
 	}
 	if s.ProviderThread != "" {
-		err := l.host.LoadSession(ctx, s.ProviderThread, dir)
+		err := fmt.Errorf("%w: the harness does not resume threads in a new process", jam.ErrNotImplemented)
+		if l.host.Manifest().Resume == harness.ResumeInProcess {
+			err = l.host.Resume(ctx, harness.Thread(s.ProviderThread), dir)
+		}
 		if err == nil {
-			l.sessions[s.ID] = s.ProviderThread
-			return s.ProviderThread, nil
+			l.sessions[s.ID] = harness.Thread(s.ProviderThread)
+			return harness.Thread(s.ProviderThread), nil
 		}
 		m.log.Info("session not resumed; starting a new one", "session", s.ID, "err", err)
 	}
-	thread, err := l.host.NewSession(ctx, dir)
+	thread, err := l.host.Open(ctx, dir)
 	if err != nil {
 		return "", err
 	}
-	if err := m.cfg.Store.SessionSetThread(ctx, m.cfg.Workspace, s.ID, thread, m.cfg.Now()); err != nil {
+	if err := m.cfg.Store.SessionSetThread(ctx, m.cfg.Workspace, s.ID, string(thread), m.cfg.Now()); err != nil {
 		return "", err
 	}
 	l.sessions[s.ID] = thread
@@ -169,7 +174,7 @@ func (m *Manager) dropHost(l *lease) {
 		return
 	}
 	_ = m.cfg.Store.LeaseEnd(context.Background(), m.cfg.Workspace, l.record.ID, jam.ReasonProcessExited, m.cfg.Now())
-	l.host, l.sessions = nil, map[jam.SessionID]string{}
+	l.host, l.sessions = nil, map[jam.SessionID]harness.Thread{}
 }
 
 // endLease stops a host and ends its lease.

@@ -6,18 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
-
-// Steerer is a Host whose harness can add input to a running turn.
-type Steerer interface {
-	// Steers reports whether the harness's capability manifest says it
-	// can steer.
-	Steers() bool
-	// Steer hands text to the turn running on thread.
-	Steer(ctx context.Context, thread, text string) error
-}
 
 // Sent is what became of a message sent to a session.
 type Sent struct {
@@ -110,8 +102,7 @@ func (m *Manager) steer(ctx context.Context, s store.Session, msg store.SessionM
 	host, thread := l.host, l.sessions[s.ID]
 	gen := l.record.Generation
 	l.mu.Unlock()
-	st, can := host.(Steerer)
-	if host == nil || !can || !st.Steers() || thread == "" || gen != running.LeaseGeneration {
+	if host == nil || !host.Manifest().Steer || thread == "" || gen != running.LeaseGeneration {
 		return Sent{}, false, nil
 	}
 	// Accepted first (the turn must still be running), then handed over.
@@ -122,7 +113,7 @@ func (m *Manager) steer(ctx context.Context, s store.Session, msg store.SessionM
 	if err != nil {
 		return Sent{}, false, err
 	}
-	if err := st.Steer(ctx, thread, msg.Text); err != nil {
+	if err := host.Steer(ctx, thread, harness.Input{Text: msg.Text}); err != nil {
 		return Sent{Message: got}, true, fmt.Errorf("steer turn %s: message %s accepted but not delivered: %w", running.ID, got.ID, err)
 	}
 	return Sent{Message: got}, true, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -31,9 +32,13 @@ type steeringHost struct {
 	steered chan string
 }
 
-func (h *steeringHost) Steers() bool { return h.steers }
-func (h *steeringHost) Steer(_ context.Context, _, text string) error {
-	h.steered <- text
+func (h *steeringHost) Manifest() harness.Manifest {
+	m := h.fakeHost.Manifest()
+	m.Steer = h.steers
+	return m
+}
+func (h *steeringHost) Steer(_ context.Context, _ harness.Thread, in harness.Input) error {
+	h.steered <- in.Text
 	return nil
 }
 
@@ -49,9 +54,9 @@ func newPromptHost() *promptHost {
 	return &promptHost{started: make(chan string, 16), release: make(chan string, 16)}
 }
 
-func (p *promptHost) answer(text string) (Answer, error) {
+func (p *promptHost) answer(text string) (harness.Outcome, error) {
 	p.started <- text
-	return Answer{StopReason: "end_turn", Text: <-p.release}, nil
+	return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: <-p.release}, nil
 }
 
 // messageManager starts a manager whose hosts are h (steering when
@@ -61,7 +66,7 @@ func (b *bundle) messageManager(t *testing.T, p *promptHost, steers bool) (*Mana
 	ended := make(endedTurns, 16)
 	h := &steeringHost{fakeHost: &fakeHost{answer: p.answer, exited: make(chan struct{})}, steers: steers, steered: make(chan string, 4)}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Observer: ended, Launch: func(context.Context, store.TemplateConfig) (Host, error) { return h, nil }})
+		Observer: ended, Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
 	t.Cleanup(func() {
@@ -169,11 +174,11 @@ func TestSend_bandMessageIsAQueueMessageAndDirectOneSettlesNothing(t *testing.T)
 	b := setup(t)
 	var mu sync.Mutex
 	var prompts []string
-	m := b.manager(t, func(text string) (Answer, error) {
+	m := b.manager(t, func(text string) (harness.Outcome, error) {
 		mu.Lock()
 		prompts = append(prompts, text)
 		mu.Unlock()
-		return Answer{StopReason: "end_turn", Text: "ok: " + text}, nil
+		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "ok: " + text}, nil
 	})
 	ctx := t.Context()
 	_, err := m.Send(ctx, b.sess.ID, "just between us", jam.RoutingQueue)

@@ -6,56 +6,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
 
-// Kinds of a turn's streamed output.
-const (
-	// UpdateText is part of the agent's answer.
-	UpdateText = "text"
-	// UpdateThought is part of the agent's thinking aloud.
-	UpdateThought = "thought"
-	// UpdateToolCall starts a tool call.
-	UpdateToolCall = "tool_call"
-	// UpdateToolCallUpdate reports progress of a tool call.
-	UpdateToolCallUpdate = "tool_call_update"
-	// UpdatePlan replaces the agent's plan.
-	UpdatePlan = "plan"
-)
-
-// Update is one piece of a running turn's streamed output, as the host
-// reports it while Prompt runs.
-type Update struct {
-	// Kind is one of the Update* kinds.
-	Kind string
-	// Text is the chunk of an UpdateText or UpdateThought.
-	Text string
-	// ToolCallID, Title, ToolKind and Status describe a tool call.
-	ToolCallID string
-	Title      string
-	ToolKind   string
-	Status     string
-	// Plan is the whole plan of an UpdatePlan.
-	Plan []PlanEntry
-}
-
-// PlanEntry is one step of the agent's plan.
-type PlanEntry struct {
-	Content  string
-	Priority string
-	Status   string
-}
-
-// coalesces reports whether updates of kind merge with the one before of
-// the same kind.
-func coalesces(kind string) bool { return kind == UpdateText || kind == UpdateThought }
-
-// size is roughly what an update costs in an event.
-func (u Update) size() int {
+// updateSize is roughly what an update costs in an event.
+func updateSize(u harness.Update) int {
 	n := len(u.Text) + len(u.ToolCallID) + len(u.Title) + len(u.ToolKind) + len(u.Status) + 16
 	for _, p := range u.Plan {
 		n += len(p.Content) + len(p.Priority) + len(p.Status) + 8
+	}
+	if u.Usage != nil {
+		n += 64
 	}
 	return n
 }
@@ -86,7 +49,7 @@ type OutputEvent struct {
 	Peer    jam.PeerKey
 	Room    jam.RoomID
 	Batch   int
-	Updates []Update
+	Updates []harness.Update
 }
 
 // nopObserver is the default Observer.
@@ -103,7 +66,7 @@ type Output struct {
 	// Batches is how many batches the updates cover: an OutputEvent with a
 	// higher Batch comes after them.
 	Batches int
-	Updates []Update
+	Updates []harness.Update
 	// Truncated says that later output was not kept.
 	Truncated bool
 }
@@ -133,38 +96,38 @@ const (
 type batcher struct {
 	interval time.Duration
 	maxBytes int
-	emit     func([]Update)
+	emit     func([]harness.Update)
 
 	full chan struct{} // a batch is due now
 	done chan struct{}
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	pending []Update // guarded by mu
-	size    int      // guarded by mu
+	pending []harness.Update // guarded by mu
+	size    int              // guarded by mu
 }
 
-func newBatcher(interval time.Duration, maxBytes int, emit func([]Update)) *batcher {
+func newBatcher(interval time.Duration, maxBytes int, emit func([]harness.Update)) *batcher {
 	b := &batcher{interval: interval, maxBytes: maxBytes, emit: emit, full: make(chan struct{}, 1), done: make(chan struct{})}
 	b.wg.Go(b.run)
 	return b
 }
 
 // add takes one update; it never blocks on emit.
-func (b *batcher) add(u Update) {
+func (b *batcher) add(u harness.Update) {
 	if len(u.Text) > maxUpdateText {
 		u.Text = clipText(u.Text, maxUpdateText) + "…"
 	}
 	b.mu.Lock()
 	n := len(b.pending)
-	if coalesces(u.Kind) && n > 0 && b.pending[n-1].Kind == u.Kind {
+	if u.Kind.Coalesces() && n > 0 && b.pending[n-1].Kind == u.Kind {
 		b.pending[n-1].Text += u.Text
 		b.size += len(u.Text)
 	} else {
 		b.pending = append(b.pending, u)
-		b.size += u.size()
+		b.size += updateSize(u)
 	}
-	due := b.size >= b.maxBytes || !coalesces(u.Kind)
+	due := b.size >= b.maxBytes || !u.Kind.Coalesces()
 	b.mu.Unlock()
 	if due {
 		select {
@@ -226,19 +189,19 @@ type transcript struct {
 }
 
 // append adds batch n, merging text as the batcher does, within limit.
-func (tr *transcript) append(n int, batch []Update) {
+func (tr *transcript) append(n int, batch []harness.Update) {
 	tr.out.Batches = max(tr.out.Batches, n)
 	for _, u := range batch {
 		if tr.out.Truncated && tr.limit > 0 {
 			return
 		}
-		if tr.limit > 0 && tr.size+u.size() > tr.limit {
+		if tr.limit > 0 && tr.size+updateSize(u) > tr.limit {
 			tr.out.Truncated = true
 			return
 		}
-		tr.size += u.size()
+		tr.size += updateSize(u)
 		k := len(tr.out.Updates)
-		if coalesces(u.Kind) && k > 0 && tr.out.Updates[k-1].Kind == u.Kind {
+		if u.Kind.Coalesces() && k > 0 && tr.out.Updates[k-1].Kind == u.Kind {
 			tr.out.Updates[k-1].Text += u.Text
 			continue
 		}
@@ -257,7 +220,7 @@ func (m *Manager) Output(ctx context.Context, id jam.TurnID) (Output, bool, erro
 	var mem Output
 	if inMemory {
 		mem = tr.out
-		mem.Updates = append([]Update(nil), mem.Updates...)
+		mem.Updates = append([]harness.Update(nil), mem.Updates...)
 	}
 	m.mu.Unlock()
 	if inMemory && !mem.Truncated {
@@ -272,7 +235,7 @@ func (m *Manager) Output(ctx context.Context, id jam.TurnID) (Output, bool, erro
 	}
 	stored := transcript{}
 	for _, b := range batches {
-		stored.append(b.Batch, fromStoreUpdates(b.Updates))
+		stored.append(b.Batch, b.Updates)
 		stored.out.Truncated = b.Truncated
 	}
 	// Batches it failed to store still count: events up to them are out.
@@ -282,7 +245,7 @@ func (m *Manager) Output(ctx context.Context, id jam.TurnID) (Output, bool, erro
 
 // keepOutput records batch n of a turn's output in memory, forgetting
 // the oldest turn's when too many are kept.
-func (m *Manager) keepOutput(id jam.TurnID, n int, batch []Update) {
+func (m *Manager) keepOutput(id jam.TurnID, n int, batch []harness.Update) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	tr, ok := m.outputs[id]
@@ -304,38 +267,12 @@ func (m *Manager) keepOutput(id jam.TurnID, n int, batch []Update) {
 // output is evidence, not the turn's result: a batch that fails to store
 // is logged and the turn goes on. The write outlives the manager's stop,
 // so the last batch of a turn cut short by it is kept too.
-func (m *Manager) storeOutput(ctx context.Context, t store.Turn, n int, batch []Update) {
+func (m *Manager) storeOutput(ctx context.Context, t store.Turn, n int, batch []harness.Update) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeOutputTimeout)
 	defer cancel()
 	_, err := m.cfg.Store.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: m.cfg.Workspace, TurnID: t.ID,
-		LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, Batch: n, Updates: toStoreUpdates(batch), At: m.cfg.Now()})
+		LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, Batch: n, Updates: batch, At: m.cfg.Now()})
 	if err != nil {
 		m.log.Warn("turn output not stored", "turn", t.ID, "batch", n, "err", err)
 	}
-}
-
-// toStoreUpdates is the stored form of a batch.
-func toStoreUpdates(us []Update) []store.OutputUpdate {
-	out := make([]store.OutputUpdate, 0, len(us))
-	for _, u := range us {
-		su := store.OutputUpdate{Kind: u.Kind, Text: u.Text, ToolCallID: u.ToolCallID, Title: u.Title, ToolKind: u.ToolKind, Status: u.Status}
-		for _, p := range u.Plan {
-			su.Plan = append(su.Plan, store.OutputPlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
-		}
-		out = append(out, su)
-	}
-	return out
-}
-
-// fromStoreUpdates reverses toStoreUpdates.
-func fromStoreUpdates(us []store.OutputUpdate) []Update {
-	out := make([]Update, 0, len(us))
-	for _, su := range us {
-		u := Update{Kind: su.Kind, Text: su.Text, ToolCallID: su.ToolCallID, Title: su.Title, ToolKind: su.ToolKind, Status: su.Status}
-		for _, p := range su.Plan {
-			u.Plan = append(u.Plan, PlanEntry{Content: p.Content, Priority: p.Priority, Status: p.Status})
-		}
-		out = append(out, u)
-	}
-	return out
 }

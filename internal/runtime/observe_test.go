@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -18,25 +19,25 @@ import (
 // batches collects what a batcher emits.
 type batches struct {
 	mu  sync.Mutex
-	got [][]Update
+	got [][]harness.Update
 }
 
-func (b *batches) emit(batch []Update) {
+func (b *batches) emit(batch []harness.Update) {
 	b.mu.Lock()
 	b.got = append(b.got, batch)
 	b.mu.Unlock()
 }
 
-func (b *batches) all() [][]Update {
+func (b *batches) all() [][]harness.Update {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([][]Update(nil), b.got...)
+	return append([][]harness.Update(nil), b.got...)
 }
 
 func TestBatcher(t *testing.T) {
 	t.Parallel()
-	text := func(s string) Update { return Update{Kind: UpdateText, Text: s} }
-	thought := func(s string) Update { return Update{Kind: UpdateThought, Text: s} }
+	text := func(s string) harness.Update { return harness.Update{Kind: harness.UpdateText, Text: s} }
+	thought := func(s string) harness.Update { return harness.Update{Kind: harness.UpdateThinking, Text: s} }
 
 	t.Run("chunks coalesce until the interval", func(t *testing.T) {
 		t.Parallel()
@@ -53,7 +54,7 @@ func TestBatcher(t *testing.T) {
 			require.Empty(t, got.all(), "nothing before the interval")
 			time.Sleep(250 * time.Millisecond) // the fake clock of the bubble
 			synctest.Wait()
-			require.Equal(t, [][]Update{{thought(strings.Repeat("hm ", 100)), text("hello world")}}, got.all(), "one batch, chunks merged by kind")
+			require.Equal(t, [][]harness.Update{{thought(strings.Repeat("hm ", 100)), text("hello world")}}, got.all(), "one batch, chunks merged by kind")
 		})
 	})
 
@@ -79,15 +80,15 @@ func TestBatcher(t *testing.T) {
 			var got batches
 			b := newBatcher(250*time.Millisecond, 4<<10, got.emit)
 			defer b.close()
-			call := Update{Kind: UpdateToolCall, ToolCallID: "c1", Title: "Write NOTES.md", ToolKind: "edit", Status: "pending"}
+			call := harness.Update{Kind: harness.UpdateToolStart, ToolCallID: "c1", Title: "Write NOTES.md", ToolKind: "edit", Status: "pending"}
 			b.add(text("let me write "))
 			b.add(call)
 			synctest.Wait()
-			require.Equal(t, [][]Update{{text("let me write "), call}}, got.all())
-			plan := Update{Kind: UpdatePlan, Plan: []PlanEntry{{Content: "read", Status: "completed"}, {Content: "write", Status: "pending"}}}
+			require.Equal(t, [][]harness.Update{{text("let me write "), call}}, got.all())
+			plan := harness.Update{Kind: harness.UpdatePlan, Plan: []harness.PlanEntry{{Content: "read", Status: "completed"}, {Content: "write", Status: "pending"}}}
 			b.add(plan)
 			synctest.Wait()
-			require.Equal(t, []Update{plan}, got.all()[1])
+			require.Equal(t, []harness.Update{plan}, got.all()[1])
 		})
 	})
 
@@ -97,7 +98,7 @@ func TestBatcher(t *testing.T) {
 		b := newBatcher(time.Hour, 4<<10, got.emit)
 		b.add(text("last words"))
 		b.close()
-		require.Equal(t, [][]Update{{text("last words")}}, got.all())
+		require.Equal(t, [][]harness.Update{{text("last words")}}, got.all())
 	})
 
 	t.Run("an oversized chunk is clipped on a character boundary", func(t *testing.T) {
@@ -152,19 +153,21 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 	obs := &observed{}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		Observer: obs, BatchInterval: time.Hour, BatchBytes: 64,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
 			return &fakeHost{exited: make(chan struct{}),
-				stream: func(_ string, updates func(Update)) {
+				stream: func(_ string, updates func(harness.Update)) {
 					for range 10 {
-						updates(Update{Kind: UpdateThought, Text: "thinking… "})
+						updates(harness.Update{Kind: harness.UpdateThinking, Text: "thinking… "})
 					}
-					updates(Update{Kind: UpdateToolCall, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"})
-					updates(Update{Kind: UpdateToolCallUpdate, ToolCallID: "c1", Status: "completed"})
+					updates(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"})
+					updates(harness.Update{Kind: harness.UpdateToolUpdate, ToolCallID: "c1", Status: "completed"})
 					for _, w := range []string{"all ", "done"} {
-						updates(Update{Kind: UpdateText, Text: w})
+						updates(harness.Update{Kind: harness.UpdateText, Text: w})
 					}
 				},
-				answer: func(string) (Answer, error) { return Answer{StopReason: "end_turn", Text: "all done"}, nil }}, nil
+				answer: func(string) (harness.Outcome, error) {
+					return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "all done"}, nil
+				}}, nil
 		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
@@ -195,9 +198,9 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 		require.Equal(t, moves[0].Turn.ID, ev.Turn.ID)
 		for _, u := range ev.Updates {
 			switch u.Kind {
-			case UpdateText:
+			case harness.UpdateText:
 				text.WriteString(u.Text)
-			case UpdateThought:
+			case harness.UpdateThinking:
 				thought.WriteString(u.Text)
 			}
 		}
@@ -210,11 +213,11 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, len(output), kept.Batches)
-	require.Equal(t, []Update{
-		{Kind: UpdateThought, Text: strings.Repeat("thinking… ", 10)},
-		{Kind: UpdateToolCall, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"},
-		{Kind: UpdateToolCallUpdate, ToolCallID: "c1", Status: "completed"},
-		{Kind: UpdateText, Text: "all done"},
+	require.Equal(t, []harness.Update{
+		{Kind: harness.UpdateThinking, Text: strings.Repeat("thinking… ", 10)},
+		{Kind: harness.UpdateToolStart, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"},
+		{Kind: harness.UpdateToolUpdate, ToolCallID: "c1", Status: "completed"},
+		{Kind: harness.UpdateText, Text: "all done"},
 	}, kept.Updates)
 	_, ok, err = m.Output(t.Context(), jam.New[jam.TurnID](b.m))
 	require.NoError(t, err)
@@ -224,9 +227,9 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 func TestTranscript_bounded(t *testing.T) {
 	t.Parallel()
 	tr := transcript{limit: MaxOutputBytes}
-	chunk := Update{Kind: UpdateText, Text: strings.Repeat("x", 1000)}
+	chunk := harness.Update{Kind: harness.UpdateText, Text: strings.Repeat("x", 1000)}
 	for i := range 100 {
-		tr.append(i+1, []Update{chunk})
+		tr.append(i+1, []harness.Update{chunk})
 	}
 	require.Equal(t, 100, tr.out.Batches)
 	require.True(t, tr.out.Truncated)

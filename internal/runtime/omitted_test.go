@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -13,8 +14,8 @@ import (
 func TestManager_replyCountsWhatTheHarnessOmitted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.manager(t, func(string) (Answer, error) {
-		return Answer{StopReason: "end_turn", Text: "the start of a long answer", Omitted: 951_425}, nil
+	m := b.manager(t, func(string) (harness.Outcome, error) {
+		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "the start of a long answer", Omitted: 951_425}, nil
 	})
 	msg := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000001")
 	b.deliver(t, m, msg)

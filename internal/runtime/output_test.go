@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -47,14 +48,16 @@ func (b *syncBuffer) String() string {
 // streamingManager starts a manager on st whose agent streams stream
 // before it answers, and stops it when the test ends unless the test
 // stopped it first.
-func (b *bundle) streamingManager(t *testing.T, st Store, log *slog.Logger, stream func(string, func(Update))) (*Manager, *observed) {
+func (b *bundle) streamingManager(t *testing.T, st Store, log *slog.Logger, stream func(string, func(harness.Update))) (*Manager, *observed) {
 	t.Helper()
 	obs := &observed{}
 	m, err := New(Config{Workspace: b.ws, Store: st, Settler: b.set, Logger: log, Minter: b.m, RetryDelay: time.Millisecond,
 		Observer: obs, BatchInterval: time.Hour, BatchBytes: 64,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
 			return &fakeHost{exited: make(chan struct{}), stream: stream,
-				answer: func(string) (Answer, error) { return Answer{StopReason: "end_turn", Text: "done"}, nil }}, nil
+				answer: func(string) (harness.Outcome, error) {
+					return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done"}, nil
+				}}, nil
 		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
@@ -82,14 +85,14 @@ func (b *bundle) runOne(t *testing.T, m *Manager, obs *observed, msg jam.Platfor
 	return last
 }
 
-func streamSome(_ string, updates func(Update)) {
+func streamSome(_ string, updates func(harness.Update)) {
 	for range 10 {
-		updates(Update{Kind: UpdateThought, Text: "thinking… "})
+		updates(harness.Update{Kind: harness.UpdateThinking, Text: "thinking… "})
 	}
-	updates(Update{Kind: UpdateToolCall, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"})
-	updates(Update{Kind: UpdatePlan, Plan: []PlanEntry{{Content: "write", Priority: "high", Status: "completed"}}})
+	updates(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"})
+	updates(harness.Update{Kind: harness.UpdatePlan, Plan: []harness.PlanEntry{{Content: "write", Priority: "high", Status: "completed"}}})
 	for _, w := range []string{"all ", "done"} {
-		updates(Update{Kind: UpdateText, Text: w})
+		updates(harness.Update{Kind: harness.UpdateText, Text: w})
 	}
 }
 
@@ -118,11 +121,11 @@ func TestManager_outputComesFromTheStoreAfterARestart(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok, "the store keeps the output")
 	require.Equal(t, before, after)
-	require.Equal(t, []Update{
-		{Kind: UpdateThought, Text: strings.Repeat("thinking… ", 10)},
-		{Kind: UpdateToolCall, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"},
-		{Kind: UpdatePlan, Plan: []PlanEntry{{Content: "write", Priority: "high", Status: "completed"}}},
-		{Kind: UpdateText, Text: "all done"},
+	require.Equal(t, []harness.Update{
+		{Kind: harness.UpdateThinking, Text: strings.Repeat("thinking… ", 10)},
+		{Kind: harness.UpdateToolStart, ToolCallID: "c1", Title: "Write NOTES.md", Status: "pending"},
+		{Kind: harness.UpdatePlan, Plan: []harness.PlanEntry{{Content: "write", Priority: "high", Status: "completed"}}},
+		{Kind: harness.UpdateText, Text: "all done"},
 	}, after.Updates)
 
 	_, ok, err = second.Output(t.Context(), jam.New[jam.TurnID](b.m))
@@ -137,11 +140,11 @@ func TestManager_outputBeyondMemoryComesFromTheStore(t *testing.T) {
 	b := setup(t)
 	chunk := strings.Repeat("x", 999) + "\n"
 	const chunks = 2 * MaxOutputBytes / 1000
-	m, obs := b.streamingManager(t, b.st, slog.New(slog.DiscardHandler), func(_ string, updates func(Update)) {
+	m, obs := b.streamingManager(t, b.st, slog.New(slog.DiscardHandler), func(_ string, updates func(harness.Update)) {
 		for range chunks {
-			updates(Update{Kind: UpdateText, Text: chunk})
+			updates(harness.Update{Kind: harness.UpdateText, Text: chunk})
 		}
-		updates(Update{Kind: UpdateToolCall, ToolCallID: "c2", Title: "last", Status: "completed"})
+		updates(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: "c2", Title: "last", Status: "completed"})
 	})
 	turn := b.runOne(t, m, obs, "0190a1b2-0000-4000-8000-000000000032")
 	m.mu.Lock()
@@ -154,8 +157,8 @@ func TestManager_outputBeyondMemoryComesFromTheStore(t *testing.T) {
 	require.False(t, out.Truncated)
 	_, events, _ := obs.snapshot()
 	require.Equal(t, len(events), out.Batches)
-	require.Equal(t, []Update{{Kind: UpdateText, Text: strings.Repeat(chunk, chunks)},
-		{Kind: UpdateToolCall, ToolCallID: "c2", Title: "last", Status: "completed"}}, out.Updates)
+	require.Equal(t, []harness.Update{{Kind: harness.UpdateText, Text: strings.Repeat(chunk, chunks)},
+		{Kind: harness.UpdateToolStart, ToolCallID: "c2", Title: "last", Status: "completed"}}, out.Updates)
 }
 
 // TestManager_outputNotStoredIsNotFatal: a batch the store refuses is

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -53,9 +54,11 @@ func setupOverrides(t *testing.T, placement jam.Placement) *overrideBundle {
 		}
 	}
 	b.m, err = New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.bundle.m, RetryDelay: time.Millisecond,
-		Launch: func(_ context.Context, cfg store.TemplateConfig) (Host, error) {
+		Launch: func(_ context.Context, cfg store.TemplateConfig) (harness.Process, error) {
 			cmd := strings.Join(cfg.Command, " ")
-			h := &fakeHost{answer: func(string) (Answer, error) { return Answer{StopReason: "end_turn", Text: "ran on " + cmd}, nil }, exited: make(chan struct{})}
+			h := &fakeHost{answer: func(string) (harness.Outcome, error) {
+				return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "ran on " + cmd}, nil
+			}, exited: make(chan struct{})}
 			b.mu.Lock()
 			b.launched = append(b.launched, cfg.Command)
 			b.hosts = append(b.hosts, h)

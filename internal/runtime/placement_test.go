@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -41,9 +42,11 @@ func TestManager_placement(t *testing.T) {
 			}
 			var launched atomic.Int32
 			m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-				Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+				Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
 					launched.Add(1)
-					return &fakeHost{answer: func(string) (Answer, error) { return Answer{StopReason: "end_turn", Text: "done"}, nil }, exited: make(chan struct{})}, nil
+					return &fakeHost{answer: func(string) (harness.Outcome, error) {
+						return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done"}, nil
+					}, exited: make(chan struct{})}, nil
 				}})
 			require.NoError(t, err)
 			require.NoError(t, m.Start(ctx))

@@ -9,10 +9,10 @@
 // worker, so it returns at once. Send accepts a person's message to a
 // session directly: queue (a turn, whose answer settles nothing on Band),
 // note (no turn; the next turn's prompt carries it and consumes it as it
-// starts running) or steer (the running turn, when the host's harness can
-// take it; queued otherwise). One worker per session runs its turns in order; at
-// most one turn per session is active. The worker obtains a Host (one agent
-// process) for the session's lease holder — the template for shared
+// starts running) or steer (the running turn, when the process's manifest
+// says it steers; queued otherwise). One worker per session runs its turns in order; at
+// most one turn per session is active. The worker obtains a host (one
+// harness.Process) for the session's lease holder — the template for shared
 // placement, the session for dedicated — and every transition of a turn is
 // written through the store conditionally on the lease generation the turn
 // runs under, so a stale process's late result is refused
@@ -53,44 +53,14 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
 
-// Host is one running agent process, as a harness presents it.
-type Host interface {
-	// NewSession opens a session working in dir; it returns the agent's
-	// own session id (the provider thread).
-	NewSession(ctx context.Context, dir string) (string, error)
-	// LoadSession resumes a session in a new process; jam.ErrNotImplemented
-	// when the agent cannot.
-	LoadSession(ctx context.Context, thread, dir string) error
-	// Prompt runs one turn and returns the agent's answer. While it runs,
-	// the agent's streamed output goes to updates, in order, from
-	// Prompt's own goroutines and never after Prompt returns; updates may
-	// be nil. When ctx ends first, the agent is asked to stop the turn,
-	// and Prompt returns its answer with the stop reason "cancelled".
-	Prompt(ctx context.Context, thread, text string, updates func(Update)) (Answer, error)
-	// Exited is closed when the process has exited.
-	Exited() <-chan struct{}
-	// Pid is the process id, for the lease record.
-	Pid() int
-	// Stop ends the process (and its group).
-	Stop(ctx context.Context) error
-}
-
-// Answer is how a turn ended on the agent's side.
-type Answer struct {
-	// StopReason is the harness's reason ("end_turn", "cancelled", …).
-	StopReason string
-	Text       string
-	// Omitted counts bytes of the answer beyond Text that the harness
-	// did not keep; the reply notes them (engine.ReplyParams.Omitted).
-	Omitted int
-}
-
-// Launcher starts a host for a template configuration.
-type Launcher func(ctx context.Context, cfg store.TemplateConfig) (Host, error)
+// Launcher starts an agent process (a harness.Process) for a template
+// configuration.
+type Launcher func(ctx context.Context, cfg store.TemplateConfig) (harness.Process, error)
 
 // Store is what the runtime needs from the store.
 type Store interface {
@@ -191,12 +161,12 @@ type worker struct {
 // lease is a live host and the lease record it runs under.
 type lease struct {
 	mu     sync.Mutex // serializes starting the host
-	host   Host
+	host   harness.Process
 	record store.Lease
 	// config is the configuration host was started with.
 	config store.TemplateConfig
 	// sessions are the provider threads opened on this host, by session.
-	sessions map[jam.SessionID]string
+	sessions map[jam.SessionID]harness.Thread
 }
 
 // New builds a Manager.

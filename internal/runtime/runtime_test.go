@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
@@ -23,22 +24,28 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeHost is an agent process that answers from a function.
 type fakeHost struct {
-	answer func(text string) (Answer, error)
+	answer func(text string) (harness.Outcome, error)
 	// stream, when set, streams a turn's output before the answer.
-	stream func(text string, updates func(Update))
+	stream func(text string, updates func(harness.Update))
 	exited chan struct{}
 	once   sync.Once
 }
 
-func (h *fakeHost) NewSession(context.Context, string) (string, error) { return "thread-1", nil }
-func (h *fakeHost) LoadSession(context.Context, string, string) error  { return nil }
-func (h *fakeHost) Prompt(_ context.Context, _, text string, updates func(Update)) (Answer, error) {
-	if h.stream != nil && updates != nil {
-		h.stream(text, updates)
-	}
-	return h.answer(text)
+func (h *fakeHost) Manifest() harness.Manifest {
+	return harness.Manifest{Harness: "fake", Version: harness.ManifestVersion, Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess}
 }
-func (h *fakeHost) Cancel(string) error     { return nil }
+func (h *fakeHost) Open(context.Context, string) (harness.Thread, error) { return "thread-1", nil }
+func (h *fakeHost) Resume(context.Context, harness.Thread, string) error { return nil }
+func (h *fakeHost) Interrupt(context.Context, harness.Thread) error      { return nil }
+func (h *fakeHost) Steer(context.Context, harness.Thread, harness.Input) error {
+	return jam.ErrNotImplemented
+}
+func (h *fakeHost) Prompt(_ context.Context, _ harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
+	if h.stream != nil && updates != nil {
+		h.stream(in.Text, updates)
+	}
+	return h.answer(in.Text)
+}
 func (h *fakeHost) Exited() <-chan struct{} { return h.exited }
 func (h *fakeHost) Pid() int                { return 4242 }
 func (h *fakeHost) Stop(context.Context) error {
@@ -136,10 +143,10 @@ func setup(t *testing.T) *bundle {
 		set: &settler{replies: map[jam.PlatformMessageID]string{}, acks: map[jam.PlatformMessageID]bool{}, done: make(chan jam.PlatformMessageID, 16)}}
 }
 
-func (b *bundle) manager(t *testing.T, answer func(string) (Answer, error)) *Manager {
+func (b *bundle) manager(t *testing.T, answer func(string) (harness.Outcome, error)) *Manager {
 	t.Helper()
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) {
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
 			return &fakeHost{answer: answer, exited: make(chan struct{})}, nil
 		}})
 	require.NoError(t, err)
@@ -159,11 +166,11 @@ func (b *bundle) deliver(t *testing.T, m *Manager, msg jam.PlatformMessageID) {
 func TestManager_repliesAcksAndDedupes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.manager(t, func(text string) (Answer, error) {
+	m := b.manager(t, func(text string) (harness.Outcome, error) {
 		if text == "ann wrote in the room:\ndo 0190a1b2-0000-4000-8000-000000000002" {
-			return Answer{StopReason: "end_turn", Text: noReply}, nil
+			return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: noReply}, nil
 		}
-		return Answer{StopReason: "end_turn", Text: "done: " + text}, nil
+		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done: " + text}, nil
 	})
 	first, second := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000001"), jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000002")
 	b.deliver(t, m, first)
@@ -202,11 +209,11 @@ func TestManager_startInterruptsTurnsADeadDaemonLeftActive(t *testing.T) {
 
 	var calls sync.Mutex
 	n := 0
-	m := b.manager(t, func(string) (Answer, error) {
+	m := b.manager(t, func(string) (harness.Outcome, error) {
 		calls.Lock()
 		defer calls.Unlock()
 		n++
-		return Answer{StopReason: "end_turn", Text: "answered"}, nil
+		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "answered"}, nil
 	})
 	require.Equal(t, msg, <-b.set.done, "the message is answered by a new turn")
 	require.NoError(t, m.Stop(context.Background()))
@@ -238,7 +245,7 @@ func TestManager_startInterruptsTurnsADeadDaemonLeftActive(t *testing.T) {
 func TestManager_failedPromptSettlesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.manager(t, func(string) (Answer, error) { return Answer{}, errors.New("model unavailable") })
+	m := b.manager(t, func(string) (harness.Outcome, error) { return harness.Outcome{}, errors.New("model unavailable") })
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000003")
 	require.Eventually(t, func() bool {
 		turns, err := b.st.TurnList(t.Context(), b.ws, b.sess.ID)
@@ -259,16 +266,16 @@ type gatedHost struct {
 	prompts chan string
 }
 
-func (h *gatedHost) NewSession(ctx context.Context, dir string) (string, error) {
+func (h *gatedHost) Open(ctx context.Context, dir string) (harness.Thread, error) {
 	h.opening <- struct{}{}
 	<-h.release
-	return h.fakeHost.NewSession(ctx, dir)
+	return h.fakeHost.Open(ctx, dir)
 }
 
-func (h *gatedHost) Prompt(ctx context.Context, _, text string, _ func(Update)) (Answer, error) {
-	h.prompts <- text
+func (h *gatedHost) Prompt(ctx context.Context, _ harness.Thread, in harness.Input, _ func(harness.Update)) (harness.Outcome, error) {
+	h.prompts <- in.Text
 	<-ctx.Done()
-	return Answer{StopReason: "cancelled"}, nil
+	return harness.Outcome{StopReason: harness.StopCancelled, ProviderReason: "cancelled"}, nil
 }
 
 // TestManager_cancelReachesTurnsAtEveryStage: a cancel while the worker
@@ -279,7 +286,7 @@ func TestManager_cancelReachesTurnsAtEveryStage(t *testing.T) {
 	b := setup(t)
 	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}), release: make(chan struct{}), prompts: make(chan string, 4)}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -120,13 +121,13 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	}
 	running := t
 	batches := 0 // only the batcher's goroutine touches it
-	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []Update) {
+	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []harness.Update) {
 		batches++
 		m.storeOutput(ctx, running, batches, batch)
 		m.keepOutput(running.ID, batches, batch)
 		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: batches, Updates: batch})
 	})
-	ans, perr := l.host.Prompt(turnCtx, thread, withNotes(notes, text), out.add)
+	ans, perr := l.host.Prompt(turnCtx, thread, harness.Input{Text: withNotes(notes, text)}, out.add)
 	// The output is out before the turn's end is recorded.
 	out.close()
 	decided()
@@ -138,12 +139,12 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if perr != nil {
 		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr)
 	}
-	if ans.StopReason == "cancelled" && stopping {
+	if ans.StopReason == harness.StopCancelled && stopping {
 		// Cut short by the daemon's stop, not by a person: the message is
 		// answered by the next turn, after the restart.
 		return m.interrupt(ctx, s, t, jam.ReasonDaemonRestarted)
 	}
-	if ans.StopReason == "cancelled" {
+	if ans.StopReason == harness.StopCancelled {
 		return cancelled(jam.TurnRunning)
 	}
 	// Only now, with the answer in hand and the lease still ours, settle.
@@ -153,7 +154,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if !band {
 		// Sent to the session directly: the answer is the turn's output,
 		// and there is nothing to settle on Band.
-		return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
+		return move(jam.TurnRunning, jam.TurnSucceeded, ans.Reason())
 	}
 	answer := strings.TrimSpace(ans.Text)
 	var serr error
@@ -171,7 +172,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		_, err := m.enqueue(ctx, s, t.MessageID, t.SourceMessageID)
 		return err
 	}
-	return move(jam.TurnRunning, jam.TurnSucceeded, ans.StopReason)
+	return move(jam.TurnRunning, jam.TurnSucceeded, ans.Reason())
 }
 
 // prompt is the text a turn gives the agent for a message.

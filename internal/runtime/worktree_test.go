@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -113,9 +114,9 @@ func TestManager_worktreeArchiveRestoreRemove(t *testing.T) {
 	ctx := t.Context()
 	s, w := b.gitSession(t, repo)
 	var prompts sync.Map
-	m := b.manager(t, func(text string) (Answer, error) {
+	m := b.manager(t, func(text string) (harness.Outcome, error) {
 		prompts.Store(text, true)
-		return Answer{StopReason: "end_turn", Text: "ok"}, nil
+		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "ok"}, nil
 	})
 	require.NoError(t, os.WriteFile(filepath.Join(w.Path, "NOTES.md"), []byte("work in progress\n"), 0o644))
 	changes, err := Changes(ctx, w)
@@ -202,7 +203,7 @@ func TestManager_worktreeRefusedWhileATurnRuns(t *testing.T) {
 	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}, 1), release: make(chan struct{}), prompts: make(chan string, 4)}
 	close(h.release)
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (Host, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

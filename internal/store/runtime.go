@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -411,23 +412,11 @@ const (
 )
 
 // OutputUpdate is one piece of a turn's streamed output, as stored: the
-// runtime's update in JSON form.
-type OutputUpdate struct {
-	Kind       string            `json:"kind"`
-	Text       string            `json:"text,omitempty"`
-	ToolCallID string            `json:"tool_call_id,omitempty"`
-	Title      string            `json:"title,omitempty"`
-	ToolKind   string            `json:"tool_kind,omitempty"`
-	Status     string            `json:"status,omitempty"`
-	Plan       []OutputPlanEntry `json:"plan,omitempty"`
-}
+// harness's update (its JSON form, whose names harness pins).
+type OutputUpdate = harness.Update
 
 // OutputPlanEntry is one step of an agent's plan.
-type OutputPlanEntry struct {
-	Content  string `json:"content"`
-	Priority string `json:"priority,omitempty"`
-	Status   string `json:"status,omitempty"`
-}
+type OutputPlanEntry = harness.PlanEntry
 
 // TurnOutputAppendParams store one batch of a running turn's output.
 // LeaseID and LeaseGeneration are those the turn runs under.
@@ -483,7 +472,7 @@ func BoundTurnOutput(batch []OutputUpdate, u OutputUsage) ([]OutputUpdate, Outpu
 			up.Text = clipUTF8(up.Text, int(max(room, 0)))
 			u.Text = TurnOutputMaxText - int64(len(up.Text))
 			u.Truncated = true
-			if up.Text == "" && up.ToolCallID == "" && up.Title == "" && up.ToolKind == "" && up.Status == "" && len(up.Plan) == 0 {
+			if up.Text == "" && up.ToolCallID == "" && up.Title == "" && up.ToolKind == "" && up.Status == "" && len(up.Plan) == 0 && up.Usage == nil {
 				continue
 			}
 		}

@@ -106,9 +106,11 @@ type Turns struct {
 }
 
 // TurnUpdate is one piece of a running turn's streamed output: kind
-// "text" (the answer) or "thought" with text, "tool_call" or
-// "tool_call_update" with the tool call's fields, or "plan" with the
-// whole plan.
+// "text" (the answer) or "thought" with text, "tool_call",
+// "tool_call_update" or "tool_call_end" (its status says how it ended)
+// with the tool call's fields, "plan" with the whole plan, or "usage"
+// with the turn's usage so far. It mirrors the harness's update, which is
+// also the stored form (a test pins the two alike).
 type TurnUpdate struct {
 	Kind       string      `json:"kind"`
 	Text       string      `json:"text,omitempty"`
@@ -117,6 +119,18 @@ type TurnUpdate struct {
 	ToolKind   string      `json:"tool_kind,omitempty"`
 	Status     string      `json:"status,omitempty"`
 	Plan       []PlanEntry `json:"plan,omitempty"`
+	Usage      *Usage      `json:"usage,omitempty"`
+}
+
+// Usage is what a turn used: tokens, and its cost in US dollars when the
+// agent reports it (cost_estimated: computed from a price table).
+type Usage struct {
+	InputTokens     int64   `json:"input_tokens,omitempty"`
+	OutputTokens    int64   `json:"output_tokens,omitempty"`
+	CachedTokens    int64   `json:"cached_tokens,omitempty"`
+	ReasoningTokens int64   `json:"reasoning_tokens,omitempty"`
+	CostUSD         float64 `json:"cost_usd,omitempty"`
+	CostEstimated   bool    `json:"cost_estimated,omitempty"`
 }
 
 // PlanEntry is one step of an agent's plan.

@@ -4,8 +4,9 @@
 //
 // An Agent is one agent process (the runtime host of an executor lease).
 // It may hold several sessions, each with its own working directory. Its
-// permission requests are answered by the configured Policy, choosing the
-// offered option by kind. With a model configured, every session opened
+// permission requests are answered by the configured harness.Approval
+// (by default the reject policy), whose decision picks the offered option
+// by kind. With a model configured, every session opened
 // or loaded is put on it, or fails to open (model.go). The process is
 // started by an executor (internal/executor: local, or a bubblewrap
 // sandbox), in a process group of its own. Stop ends the whole process
@@ -51,51 +52,11 @@ import (
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/executor/local"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/version"
 )
-
-// ManifestVersion versions the capability manifest below.
-const ManifestVersion = 1
-
-// Manifest says what a harness can do with the agent behind it.
-type Manifest struct {
-	Harness string `json:"harness"`
-	Version int    `json:"version"`
-	Agent   string `json:"agent,omitempty"`
-	// Steer: input can reach a running turn. ACP has no such method, so
-	// steering messages queue for the next turn.
-	Steer bool `json:"steer"`
-	// Resume: a session survives a new process (session/load).
-	Resume bool `json:"resume"`
-	// Cancel: a running turn can be cancelled (session/cancel).
-	Cancel bool `json:"cancel"`
-	// Images: prompts may carry images.
-	Images bool `json:"images"`
-}
-
-// Policy answers permission requests.
-type Policy string
-
-// Policies.
-const (
-	// PolicyAllow allows each request once (allow_once, else
-	// allow_always).
-	PolicyAllow Policy = "allow"
-	// PolicyReject rejects each request once (reject_once, else
-	// reject_always).
-	PolicyReject Policy = "reject"
-)
-
-// ParsePolicy parses a policy name.
-func ParsePolicy(s string) (Policy, error) {
-	switch p := Policy(s); p {
-	case PolicyAllow, PolicyReject:
-		return p, nil
-	}
-	return "", fmt.Errorf("%w: permission policy %q (want allow or reject)", jam.ErrInvalid, s)
-}
 
 // Update is one streamed session/update.
 type Update struct {
@@ -124,8 +85,10 @@ type Config struct {
 	// session/new and session/load (see ChooseModel); a session the agent
 	// cannot put on it fails to open.
 	Model string
-	// Policy answers permission requests. Default PolicyReject.
-	Policy Policy
+	// Approve answers permission requests: harness.AllowOnce picks the
+	// offered allow_once (else allow_always) option, harness.Reject
+	// reject_once (else reject_always). Default: the reject policy.
+	Approve harness.Approval
 	// OnUpdate receives every session/update, in order; it must not
 	// block for long. Optional.
 	OnUpdate func(Update)
@@ -177,6 +140,10 @@ type session struct {
 	fs        *sessionFS // the session's directory
 	collect   func(Update)
 	cancelled bool
+	// cost is the session's cumulative cost in USD, as the last
+	// usage_update said; costSeen whether one did.
+	cost     float64
+	costSeen bool
 }
 
 // MaxAnswerBytes bounds the answer text a turn keeps (TurnResult.Text);
@@ -206,8 +173,8 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if len(cfg.Command) == 0 || cfg.Logger == nil {
 		return nil, errors.New("acp: command and logger are required")
 	}
-	if cfg.Policy == "" {
-		cfg.Policy = PolicyReject
+	if cfg.Approve == nil {
+		cfg.Approve = harness.PolicyReject.Approve
 	}
 	if cfg.StopGrace == 0 {
 		cfg.StopGrace = 2 * time.Second
@@ -293,10 +260,14 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Manifest describes what this agent supports.
-func (a *Agent) Manifest() Manifest {
-	m := Manifest{Harness: "acp", Version: ManifestVersion, Cancel: true,
-		Resume: a.info.AgentCapabilities.LoadSession, Images: a.info.AgentCapabilities.PromptCapabilities.Image}
+// Manifest describes what this agent supports: the harness's, with
+// resume and images as its handshake says.
+func (a *Agent) Manifest() harness.Manifest {
+	m := Harness{}.Manifest()
+	m.Resume, m.Images = harness.ResumeNone, a.info.AgentCapabilities.PromptCapabilities.Image
+	if a.info.AgentCapabilities.LoadSession {
+		m.Resume = harness.ResumeInProcess
+	}
 	if a.info.AgentInfo != nil {
 		m.Agent = strings.TrimSpace(a.info.AgentInfo.Name + " " + a.info.AgentInfo.Version)
 	}
@@ -444,6 +415,11 @@ func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
 // TurnResult is how a turn ended.
 type TurnResult struct {
 	StopReason string
+	// Usage is the tokens the agent reported with the answer, and the
+	// turn's cost when usage_update reported the session's in US
+	// dollars (the cumulative cost's growth over the turn); zero when it
+	// reported nothing.
+	Usage harness.Usage
 	// Text is the agent's answer: its message chunks, in order, at most
 	// MaxAnswerBytes of them (cut at a UTF-8 boundary).
 	Text string
@@ -481,13 +457,23 @@ func (w *answer) add(s string) {
 // StopGrace; the result then says cancelled.
 func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult, error) {
 	var b answer
+	var cost float64
+	costed := false
 	a.mu.Lock()
 	s, ok := a.sessions[sessionID]
 	if ok {
 		s.cancelled = false
+		base, baseSeen := s.cost, s.costSeen
 		s.collect = func(u Update) {
-			if u.SessionUpdate.SessionUpdate == UpdateAgentMessageChunk && u.Content != nil && u.Content.Type == "text" {
+			switch {
+			case u.SessionUpdate.SessionUpdate == UpdateAgentMessageChunk && u.Content != nil && u.Content.Type == "text":
 				b.add(u.Content.Text)
+			case u.SessionUpdate.SessionUpdate == UpdateUsage && u.Cost != nil && strings.EqualFold(u.Cost.Currency, "USD"):
+				s.cost, s.costSeen = u.Cost.Amount, true
+				cost, costed = u.Cost.Amount, true
+				if baseSeen {
+					cost -= base
+				}
 			}
 		}
 	}
@@ -531,6 +517,13 @@ func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult,
 	}
 	a.mu.Lock()
 	out := TurnResult{StopReason: res.StopReason, Text: b.b.String(), Omitted: b.omitted}
+	if costed && cost > 0 {
+		out.Usage.CostUSD = cost
+	}
+	if u := res.Usage; u != nil {
+		out.Usage.InputTokens, out.Usage.OutputTokens = u.InputTokens, u.OutputTokens
+		out.Usage.CachedTokens, out.Usage.ReasoningTokens = u.CachedReadTokens, u.ThoughtTokens
+	}
 	a.mu.Unlock()
 	return out, nil
 }
@@ -652,7 +645,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		if cancelled {
 			return RequestPermissionResult{Outcome: PermissionOutcome{Outcome: "cancelled"}}, nil
 		}
-		return RequestPermissionResult{Outcome: choose(a.cfg.Policy, p.Options)}, nil
+		return RequestPermissionResult{Outcome: choose(a.cfg.Approve(ctx, approvalRequest(p)), p.Options)}, nil
 	case MethodReadTextFile:
 		var p ReadTextFileParams
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -694,10 +687,22 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
 }
 
-// choose picks the option of the policy's preferred kind.
-func choose(p Policy, options []PermissionOption) PermissionOutcome {
+// approvalRequest is a permission request in neutral terms; a tool call
+// that does not decode leaves its fields empty.
+func approvalRequest(p RequestPermissionParams) harness.ApprovalRequest {
+	var tc struct {
+		ToolCallID string `json:"toolCallId"`
+		Title      string `json:"title"`
+		Kind       string `json:"kind"`
+	}
+	_ = json.Unmarshal(p.ToolCall, &tc)
+	return harness.ApprovalRequest{Thread: harness.Thread(p.SessionID), ToolCallID: tc.ToolCallID, Title: tc.Title, ToolKind: tc.Kind}
+}
+
+// choose picks the option of the decision's kind.
+func choose(d harness.Decision, options []PermissionOption) PermissionOutcome {
 	kinds := []string{RejectOnce, RejectAlways}
-	if p == PolicyAllow {
+	if d == harness.AllowOnce {
 		kinds = []string{AllowOnce, AllowAlways}
 	}
 	for _, k := range kinds {

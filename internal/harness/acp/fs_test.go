@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
 )
 
@@ -562,12 +563,10 @@ func FuzzResolve(f *testing.F) {
 func TestChoose(t *testing.T) {
 	t.Parallel()
 	opts := []PermissionOption{{OptionID: "always", Kind: AllowAlways}, {OptionID: "once", Kind: AllowOnce}, {OptionID: "reject", Kind: RejectOnce}}
-	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "once"}, choose(PolicyAllow, opts), "allow_once first, by kind")
-	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "reject"}, choose(PolicyReject, opts))
-	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "always"}, choose(PolicyAllow, opts[:1]))
-	require.Equal(t, PermissionOutcome{Outcome: "cancelled"}, choose(PolicyReject, opts[:2]), "no option of an acceptable kind")
-	_, err := ParsePolicy("maybe")
-	require.Error(t, err)
+	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "once"}, choose(harness.AllowOnce, opts), "allow_once first, by kind")
+	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "reject"}, choose(harness.Reject, opts))
+	require.Equal(t, PermissionOutcome{Outcome: "selected", OptionID: "always"}, choose(harness.AllowOnce, opts[:1]))
+	require.Equal(t, PermissionOutcome{Outcome: "cancelled"}, choose(harness.Reject, opts[:2]), "no option of an acceptable kind")
 }
 
 func TestSliceLines(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/fakemodel"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/realagent"
 )
@@ -37,9 +38,9 @@ func TestOpenCode(t *testing.T) {
 	t.Logf("opencode %s, network namespace: %v", oc.Binary, oc.Isolated)
 	wt := gitWorktree(t)
 
-	first := startOpenCode(t, oc, wt, acp.PolicyAllow)
+	first := startOpenCode(t, oc, wt, harness.PolicyAllow)
 	m := first.agent.Manifest()
-	require.True(t, m.Resume, "opencode loads sessions")
+	require.Equal(t, harness.ResumeInProcess, m.Resume, "opencode loads sessions")
 	require.Contains(t, strings.ToLower(m.Agent), "opencode")
 	// The whole exchange: ten steps.
 	ctx, cancel := context.WithTimeout(t.Context(), 10*step)
@@ -103,7 +104,7 @@ func TestOpenCode(t *testing.T) {
 
 	// A new process loads the session: its history is replayed, and the
 	// model sees the earlier turns.
-	second := startOpenCode(t, oc, wt, acp.PolicyReject)
+	second := startOpenCode(t, oc, wt, harness.PolicyReject)
 	require.NoError(t, second.agent.LoadSession(ctx, sid, wt))
 	require.True(t, second.updates.has(func(u acp.Update) bool {
 		return u.SessionUpdate.SessionUpdate == acp.UpdateUserMessageChunk && u.Content != nil && strings.Contains(u.Content.Text, "say hello")
@@ -155,14 +156,14 @@ type running struct {
 	updates *updates
 }
 
-func startOpenCode(t *testing.T, oc *realagent.OpenCode, wt string, policy acp.Policy) running {
+func startOpenCode(t *testing.T, oc *realagent.OpenCode, wt string, policy harness.Policy) running {
 	t.Helper()
 	logs := &syncBuffer{}
 	u := &updates{}
 	ctx, cancel := context.WithTimeout(t.Context(), step)
 	defer cancel()
 	a, err := acp.Start(ctx, acp.Config{
-		Command: oc.Command(), Env: oc.Env, Dir: wt, Policy: policy, OnUpdate: u.add, Model: realagent.FakeAltModelID,
+		Command: oc.Command(), Env: oc.Env, Dir: wt, Approve: policy.Approve, OnUpdate: u.add, Model: realagent.FakeAltModelID,
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		InitTimeout: step,
 		// Long enough for a loaded machine to wind a cancelled turn down.

@@ -127,9 +127,27 @@ type PromptParams struct {
 	Prompt    []ContentBlock `json:"prompt"`
 }
 
-// PromptResult ends a turn.
+// PromptResult ends a turn. Usage is reported by some agents only.
 type PromptResult struct {
-	StopReason string `json:"stopReason"`
+	StopReason string       `json:"stopReason"`
+	Usage      *PromptUsage `json:"usage,omitempty"`
+}
+
+// PromptUsage is the tokens a turn used, as an agent reports them.
+type PromptUsage struct {
+	TotalTokens       int64 `json:"totalTokens,omitempty"`
+	InputTokens       int64 `json:"inputTokens,omitempty"`
+	OutputTokens      int64 `json:"outputTokens,omitempty"`
+	ThoughtTokens     int64 `json:"thoughtTokens,omitempty"`
+	CachedReadTokens  int64 `json:"cachedReadTokens,omitempty"`
+	CachedWriteTokens int64 `json:"cachedWriteTokens,omitempty"`
+}
+
+// Cost is an amount of money; usage_update carries the session's
+// cumulative cost.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
 }
 
 // CancelParams cancels a session's running prompt.
@@ -153,6 +171,10 @@ type SessionUpdate struct {
 	Kind          string        `json:"kind,omitempty"`
 	Status        string        `json:"status,omitempty"`
 	Entries       []PlanEntry   `json:"entries,omitempty"`
+	// Used and Size (context tokens) and Cost come with usage_update.
+	Used int64 `json:"used,omitempty"`
+	Size int64 `json:"size,omitempty"`
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // DecodeSessionUpdate reads an update. Its content is a content block in
@@ -191,6 +213,7 @@ const (
 	UpdateToolCall          = "tool_call"
 	UpdateToolCallUpdate    = "tool_call_update"
 	UpdatePlan              = "plan"
+	UpdateUsage             = "usage_update"
 )
 
 // RequestPermissionParams asks the client to allow a tool call.

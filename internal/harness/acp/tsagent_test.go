@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/jam"
 )
@@ -49,12 +50,12 @@ func TestTSAgent(t *testing.T) {
 	t.Parallel()
 	command := tsAgent(t)
 	dir := t.TempDir()
-	start := func(policy acp.Policy) running {
+	start := func(policy harness.Policy) running {
 		t.Helper()
 		logs, u := &syncBuffer{}, &updates{}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		a, err := acp.Start(ctx, acp.Config{Command: command, Policy: policy, OnUpdate: u.add,
+		a, err := acp.Start(ctx, acp.Config{Command: command, Approve: policy.Approve, OnUpdate: u.add,
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), StopGrace: 10 * time.Second})
 		require.NoError(t, err)
 		t.Cleanup(func() {
@@ -68,9 +69,9 @@ func TestTSAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	first := start(acp.PolicyAllow)
+	first := start(harness.PolicyAllow)
 	require.Equal(t, "jam-ts-agent 1.0.0", first.agent.Manifest().Agent)
-	require.True(t, first.agent.Manifest().Resume)
+	require.True(t, first.agent.Manifest().Resume == harness.ResumeInProcess)
 	sid, err := first.agent.NewSession(ctx, dir)
 	require.NoError(t, err)
 
@@ -105,7 +106,7 @@ func TestTSAgent(t *testing.T) {
 
 	// A new process, rejecting: the session loads with its history, and
 	// the permission is refused.
-	second := start(acp.PolicyReject)
+	second := start(harness.PolicyReject)
 	require.NoError(t, second.agent.LoadSession(ctx, sid, dir))
 	require.True(t, second.updates.has(func(u acp.Update) bool {
 		return u.SessionUpdate.SessionUpdate == acp.UpdateUserMessageChunk && u.Content != nil && u.Content.Text == "hello there"

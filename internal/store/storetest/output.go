@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -71,7 +72,9 @@ func (b *outputBundle) read(t *testing.T) []store.TurnOutputBatch {
 	return out
 }
 
-func textUpdate(kind, s string) store.OutputUpdate { return store.OutputUpdate{Kind: kind, Text: s} }
+func textUpdate(kind harness.UpdateKind, s string) store.OutputUpdate {
+	return store.OutputUpdate{Kind: kind, Text: s}
+}
 
 // exerciseTurnOutput covers the turn output part of [store.Runtime].
 func exerciseTurnOutput(t *testing.T, open func(t *testing.T) store.Store) {

@@ -210,7 +210,8 @@ export function mountSession(main, { id, turn: pinned }) {
           lastNode = node;
           break;
         case 'tool_call':
-        case 'tool_call_update': {
+        case 'tool_call_update':
+        case 'tool_call_end': {
           lastNode = null;
           const existing = u.tool_call_id && output.querySelector(`[data-tool=${JSON.stringify(u.tool_call_id)}]`);
           if (existing) {

@@ -1,0 +1,169 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Name is the ACP harness's kind.
+const Name = "acp"
+
+// Harness is the ACP harness: harness.Harness over Start and Agent.
+type Harness struct{}
+
+var _ harness.Harness = Harness{}
+
+// Name implements harness.Harness.
+func (Harness) Name() string { return Name }
+
+// Manifest implements harness.Harness: many sessions per process,
+// cancel (session/cancel), approvals (session/request_permission), no
+// steer (ACP cannot add input to a running prompt, so steering messages
+// queue for the next turn); resume in process where the agent loads
+// sessions, which its handshake says (Agent.Manifest).
+func (Harness) Manifest() harness.Manifest {
+	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
+		Resume: harness.ResumeInProcess, Interrupt: true, Approvals: true}
+}
+
+// Launch implements harness.Harness: it starts the agent and performs the
+// handshake; the process's errors hide spec.Secrets.
+func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
+	p := &process{prompts: map[string]func(harness.Update){}, secrets: spec.Secrets}
+	a, err := Start(ctx, Config{Command: spec.Argv, Dir: spec.Dir, Env: spec.Env, Executor: spec.Executor,
+		Writable: spec.Writable, ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork, Model: spec.Model,
+		Approve: spec.Approver(), OnUpdate: p.route, Logger: spec.Logger, InitTimeout: spec.HandshakeTimeout})
+	if err != nil {
+		return nil, harness.RedactEnv(err, spec.Secrets)
+	}
+	p.Agent = a
+	return p, nil
+}
+
+// process adapts an Agent to harness.Process. The agent reports every
+// session/update to route, which passes it to the Prompt running on that
+// session, if any.
+type process struct {
+	*Agent
+	// secrets are hidden in the errors the process returns.
+	secrets []string
+
+	mu      sync.Mutex
+	prompts map[string]func(harness.Update) // guarded by mu: by session
+}
+
+// Open implements harness.Process (session/new).
+func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) {
+	id, err := p.Agent.NewSession(ctx, dir)
+	return harness.Thread(id), harness.RedactEnv(err, p.secrets)
+}
+
+// Resume implements harness.Process (session/load).
+func (p *process) Resume(ctx context.Context, thread harness.Thread, dir string) error {
+	return harness.RedactEnv(p.Agent.LoadSession(ctx, string(thread), dir), p.secrets)
+}
+
+// Prompt implements harness.Process (session/prompt).
+func (p *process) Prompt(ctx context.Context, thread harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
+	id := string(thread)
+	if updates != nil {
+		p.mu.Lock()
+		p.prompts[id] = updates
+		p.mu.Unlock()
+		// Updates reach the caller only while Prompt runs: an update that
+		// arrives after is for nobody.
+		defer func() {
+			p.mu.Lock()
+			delete(p.prompts, id)
+			p.mu.Unlock()
+		}()
+	}
+	res, err := p.Agent.Prompt(ctx, id, in.Text)
+	if err != nil {
+		return harness.Outcome{}, harness.RedactEnv(err, p.secrets)
+	}
+	return harness.Outcome{StopReason: stopReason(res.StopReason), ProviderReason: res.StopReason, Usage: res.Usage,
+		Text: res.Text, Omitted: res.Omitted}, nil
+}
+
+// stopReason maps ACP's stop reasons.
+func stopReason(s string) harness.StopReason {
+	switch s {
+	case StopEndTurn:
+		return harness.StopCompleted
+	case StopCancelled:
+		return harness.StopCancelled
+	case StopRefusal:
+		return harness.StopRefused
+	case StopMaxTokens:
+		return harness.StopMaxTokens
+	case StopMaxTurnRequests:
+		return harness.StopMaxTurns
+	}
+	return harness.StopOther
+}
+
+// Interrupt implements harness.Process (session/cancel).
+func (p *process) Interrupt(_ context.Context, thread harness.Thread) error {
+	return p.Agent.Cancel(string(thread))
+}
+
+// Steer implements harness.Process: ACP has no way to add input to a
+// running prompt (the manifest says so), so the runtime never calls it.
+func (p *process) Steer(context.Context, harness.Thread, harness.Input) error {
+	return fmt.Errorf("%w: the ACP harness cannot steer a running turn", jam.ErrNotImplemented)
+}
+
+// route passes an update to its session's running Prompt. It runs on the
+// agent's reading goroutine, in order; the callback does not block.
+func (p *process) route(u Update) {
+	hu, ok := neutralUpdate(u)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f := p.prompts[u.SessionID]; f != nil {
+		f(hu)
+	}
+}
+
+// neutralUpdate maps an ACP session/update to the harness's form; false
+// for updates that are not a turn's output (a replayed user message, kinds
+// jam does not read; usage_update, whose cumulative cost goes into the
+// turn's Outcome instead). A tool_call_update with a final status (completed,
+// failed) ends the tool call.
+func neutralUpdate(u Update) (harness.Update, bool) {
+	su := u.SessionUpdate
+	switch su.SessionUpdate {
+	case UpdateAgentMessageChunk, UpdateAgentThoughtChunk:
+		if su.Content == nil || su.Content.Type != "text" || su.Content.Text == "" {
+			return harness.Update{}, false
+		}
+		kind := harness.UpdateText
+		if su.SessionUpdate == UpdateAgentThoughtChunk {
+			kind = harness.UpdateThinking
+		}
+		return harness.Update{Kind: kind, Text: su.Content.Text}, true
+	case UpdateToolCall, UpdateToolCallUpdate:
+		kind := harness.UpdateToolStart
+		if su.SessionUpdate == UpdateToolCallUpdate {
+			kind = harness.UpdateToolUpdate
+			if su.Status == harness.ToolCompleted || su.Status == harness.ToolFailed {
+				kind = harness.UpdateToolEnd
+			}
+		}
+		return harness.Update{Kind: kind, ToolCallID: su.ToolCallID, Title: su.Title, ToolKind: su.Kind, Status: su.Status}, true
+	case UpdatePlan:
+		plan := make([]harness.PlanEntry, 0, len(su.Entries))
+		for _, e := range su.Entries {
+			plan = append(plan, harness.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
+		}
+		return harness.Update{Kind: harness.UpdatePlan, Plan: plan}, true
+	}
+	return harness.Update{}, false
+}
