@@ -35,6 +35,9 @@ func runScriptedAgentIfAsked() {
 	if script == "close-input" {
 		closeInputAgent()
 	}
+	if script == "conformance" {
+		conformanceAgent()
+	}
 	var conn *jsonrpc.Conn
 	conn = jsonrpc.New(os.Stdin, os.Stdout, jsonrpc.Options{Handler: func(_ context.Context, method string, params json.RawMessage) (any, error) {
 		switch method {

@@ -1,0 +1,144 @@
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jamhq/jam/internal/executor/local"
+	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/harness/harnesstest"
+	"github.com/jamhq/jam/internal/harness/jsonrpc"
+)
+
+// conformanceAgent is the scripted agent harnesstest.Exercise runs
+// against: it loads sessions (any id it is given), answers "echo: " and
+// the prompt in two chunks after asking permission once, and for a prompt
+// containing "[slow]" thinks aloud until cancelled, then says one more
+// chunk ("after cancel") before it answers cancelled, as agents do.
+func conformanceAgent() {
+	var conn *jsonrpc.Conn
+	var mu sync.Mutex
+	cancels := map[string]chan struct{}{}
+	n := 0
+	chunk := func(sid, kind, text string) {
+		_ = conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": sid, "update": map[string]any{
+			"sessionUpdate": kind, "content": map[string]any{"type": "text", "text": text}}})
+	}
+	conn = jsonrpc.New(os.Stdin, os.Stdout, jsonrpc.Options{
+		OnNotify: func(method string, params json.RawMessage) {
+			var p acp.CancelParams
+			if method == acp.MethodSessionCancel && json.Unmarshal(params, &p) == nil {
+				mu.Lock()
+				if c, ok := cancels[p.SessionID]; ok {
+					close(c)
+					delete(cancels, p.SessionID)
+				}
+				mu.Unlock()
+			}
+		},
+		Handler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			switch method {
+			case acp.MethodInitialize:
+				return map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{"loadSession": true},
+					"agentInfo": map[string]any{"name": "conformance", "version": "1"}}, nil
+			case acp.MethodSessionNew:
+				mu.Lock()
+				n++
+				id := fmt.Sprintf("s%d", n)
+				mu.Unlock()
+				return map[string]any{"sessionId": id}, nil
+			case acp.MethodSessionLoad:
+				var p acp.LoadSessionParams
+				_ = json.Unmarshal(params, &p)
+				// The history is replayed as the user's and the agent's
+				// chunks, before the answer.
+				chunk(p.SessionID, acp.UpdateUserMessageChunk, "earlier prompt")
+				return map[string]any{}, nil
+			case acp.MethodSessionPrompt:
+				var p acp.PromptParams
+				_ = json.Unmarshal(params, &p)
+				text := p.Prompt[0].Text
+				if strings.Contains(text, "[slow]") {
+					c := make(chan struct{})
+					mu.Lock()
+					cancels[p.SessionID] = c
+					mu.Unlock()
+					for {
+						chunk(p.SessionID, acp.UpdateAgentThoughtChunk, "hm ")
+						select {
+						case <-c:
+							chunk(p.SessionID, acp.UpdateAgentMessageChunk, "after cancel")
+							return map[string]any{"stopReason": acp.StopCancelled}, nil
+						case <-time.After(20 * time.Millisecond):
+						}
+					}
+				}
+				var perm acp.RequestPermissionResult
+				if err := conn.Call(ctx, acp.MethodRequestPermission, map[string]any{"sessionId": p.SessionID,
+					"toolCall": map[string]any{"toolCallId": "c1", "title": "Write NOTES.md", "kind": "edit"},
+					"options":  []map[string]any{{"optionId": "yes", "name": "Allow", "kind": acp.AllowOnce}, {"optionId": "no", "name": "Reject", "kind": acp.RejectOnce}}}, &perm); err != nil {
+					return nil, err
+				}
+				chunk(p.SessionID, acp.UpdateAgentMessageChunk, "echo: ")
+				chunk(p.SessionID, acp.UpdateAgentMessageChunk, text+" ("+perm.Outcome.OptionID+")")
+				return map[string]any{"stopReason": acp.StopEndTurn, "usage": map[string]any{"inputTokens": 11, "outputTokens": 7}}, nil
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method}
+		}})
+	if err := conn.Run(context.Background()); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// conformance is the Subject of the scripted conformance agent.
+func conformance(t *testing.T) harnesstest.Subject {
+	return harnesstest.Subject{
+		Harness: acp.Harness{},
+		Spec: harness.LaunchSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Executor: local.New(), Dir: t.TempDir(),
+			Env: append(os.Environ(), scriptedAgentEnv+"=conformance")},
+		Dir:  func(t *testing.T) string { return t.TempDir() },
+		Echo: "say hello", Want: "say hello", Slow: "[slow] think", Approval: "write a note",
+	}
+}
+
+// TestHarness_conformance runs the seam's suite against the scripted
+// agent.
+func TestHarness_conformance(t *testing.T) {
+	t.Parallel()
+	harnesstest.Exercise(t, conformance)
+}
+
+// TestHarness_outcomeCarriesUsage: the tokens an ACP agent reports with
+// its answer are the turn's usage; a final tool call update ends it.
+func TestHarness_outcomeCarriesUsage(t *testing.T) {
+	t.Parallel()
+	s := conformance(t)
+	s.Spec.Logger = slog.New(slog.DiscardHandler)
+	p, err := acp.Harness{}.Launch(t.Context(), s.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Stop(context.Background()) }()
+	thread, err := p.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Prompt(t.Context(), thread, harness.Input{Text: "hi"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Usage: harness.Usage{InputTokens: 11, OutputTokens: 7},
+		Text: "echo: hi (no)"}
+	if out != want {
+		t.Fatalf("outcome %+v, want %+v", out, want)
+	}
+}
