@@ -142,3 +142,19 @@ func TestHarness_outcomeCarriesUsage(t *testing.T) {
 		t.Fatalf("outcome %+v, want %+v", out, want)
 	}
 }
+
+// TestTSAgent_conformance runs the seam's suite against the agent on the
+// official TypeScript SDK (JAM_REQUIRE_ACP_TS_AGENT=1 requires it).
+func TestTSAgent_conformance(t *testing.T) {
+	t.Parallel()
+	tsAgent(t)
+	harnesstest.Exercise(t, func(t *testing.T) harnesstest.Subject {
+		return harnesstest.Subject{
+			Harness: acp.Harness{},
+			Spec:    harness.LaunchSpec{Argv: tsAgent(t), Executor: local.New(), Dir: t.TempDir(), Env: os.Environ()},
+			Dir:     func(t *testing.T) string { return t.TempDir() },
+			Echo:    "hello there", Want: "You said: hello there", Slow: "SLOW", Approval: "PERM please",
+			Timeout: time.Minute,
+		}
+	})
+}
