@@ -15,9 +15,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/executor/local"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/harness/harnesstest"
 	"github.com/jamhq/jam/internal/realagent"
 )
 
@@ -258,4 +260,39 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestOpenCode_conformance runs the seam's suite against the real
+// `opencode acp` and the fake model (JAM_REQUIRE_OPENCODE=1 requires it):
+// each case has its model and its process; the model echoes a prompt
+// unless the case queues a slow answer or a bash call.
+func TestOpenCode_conformance(t *testing.T) {
+	t.Parallel()
+	harnesstest.Exercise(t, func(t *testing.T) harnesstest.Subject {
+		model := fakemodel.New(fakemodel.Config{})
+		require.NoError(t, model.Start())
+		t.Cleanup(model.Stop)
+		oc := realagent.NewOpenCode(t, model)
+		slow := make([]string, 200)
+		for i := range slow {
+			slow[i] = "slow "
+		}
+		const echo, slowPrompt, approve = "say hello", "take your time", "make a file"
+		return harnesstest.Subject{
+			Harness: acp.Harness{},
+			Spec: harness.LaunchSpec{Argv: oc.Command(), Executor: local.New(), Dir: gitWorktree(t), Env: oc.Env,
+				Model: realagent.FakeAltModelID, HandshakeTimeout: step},
+			Dir:  gitWorktree,
+			Echo: echo, Want: "FAKE-REPLY: " + echo, Slow: slowPrompt, Approval: approve,
+			BeforePrompt: func(prompt string) {
+				switch prompt {
+				case slowPrompt:
+					model.Push(fakemodel.Reply{Text: slow, Delay: fakemodel.Duration(300 * time.Millisecond)})
+				case approve:
+					model.Push(bash("touch made.txt"))
+				}
+			},
+			Timeout: step,
+		}
+	})
 }

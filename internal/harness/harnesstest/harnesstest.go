@@ -38,8 +38,17 @@ type Subject struct {
 	// Approval is a prompt whose turn asks for at least one approval;
 	// "" when the subject cannot be made to (the case is skipped).
 	Approval string
+	// BeforePrompt, when set, is called with each prompt before it is
+	// sent: a subject driven by a scripted model queues the reply there.
+	BeforePrompt func(prompt string)
 	// Timeout bounds each step; 0 is 30 s.
 	Timeout time.Duration
+}
+
+func (s Subject) before(prompt string) {
+	if s.BeforePrompt != nil {
+		s.BeforePrompt(prompt)
+	}
 }
 
 // Factory makes a Subject for one case; each case launches its own
@@ -135,6 +144,7 @@ func prompt(t *testing.T, s Subject, p harness.Process, thread harness.Thread, t
 	ctx, cancel := context.WithTimeout(t.Context(), s.timeout())
 	defer cancel()
 	st := newStream(t)
+	s.before(text)
 	out, err := p.Prompt(ctx, thread, harness.Input{Text: text}, st.add)
 	st.ended.Store(true)
 	require.NoError(t, err, "prompt %q", text)
@@ -173,6 +183,7 @@ func slowTurn(t *testing.T, s Subject, p harness.Process, thread harness.Thread)
 		err error
 	}
 	done := make(chan result, 1)
+	s.before(s.Slow)
 	go func() {
 		out, err := p.Prompt(ctx, thread, harness.Input{Text: s.Slow}, st.add)
 		st.ended.Store(true)
