@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/executor/local"
 	"github.com/jamhq/jam/internal/harness"
@@ -157,4 +160,76 @@ func TestTSAgent_conformance(t *testing.T) {
 			Timeout: time.Minute,
 		}
 	})
+}
+
+// brokenEnv names the fault TestHarness_brokenSubject gives the ACP
+// harness; it runs only when the variable is set.
+const brokenEnv = "JAM_HARNESSTEST_BROKEN"
+
+// lateOutput is an ACP harness whose processes break the seam: each
+// prompt's callback gets one more update after Prompt returned.
+type lateOutput struct{ acp.Harness }
+
+func (h lateOutput) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
+	p, err := h.Harness.Launch(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &lateProcess{Process: p}, nil
+}
+
+type lateProcess struct {
+	harness.Process
+	mu   sync.Mutex
+	late func() // guarded by mu: the last prompt's callback, called once more
+}
+
+// flush calls the last prompt's callback again, well after that Prompt
+// returned: at the next Prompt or Stop.
+func (p *lateProcess) flush() {
+	p.mu.Lock()
+	late := p.late
+	p.late = nil
+	p.mu.Unlock()
+	if late != nil {
+		late()
+	}
+}
+
+func (p *lateProcess) Prompt(ctx context.Context, thread harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
+	p.flush()
+	out, err := p.Process.Prompt(ctx, thread, in, updates)
+	if updates != nil {
+		p.mu.Lock()
+		p.late = func() { updates(harness.Update{Kind: harness.UpdateText, Text: "late"}) }
+		p.mu.Unlock()
+	}
+	return out, err
+}
+
+func (p *lateProcess) Stop(ctx context.Context) error {
+	p.flush()
+	return p.Process.Stop(ctx)
+}
+
+func TestHarness_brokenSubject(t *testing.T) {
+	if os.Getenv(brokenEnv) != "late-output" {
+		t.Skip("run by TestHarness_conformanceCatchesLateOutput")
+	}
+	harnesstest.Exercise(t, func(t *testing.T) harnesstest.Subject {
+		s := conformance(t)
+		s.Harness = lateOutput{}
+		return s
+	})
+}
+
+// TestHarness_conformanceCatchesLateOutput: the suite fails an adapter
+// whose prompt's callback is called after Prompt returned.
+func TestHarness_conformanceCatchesLateOutput(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHarness_brokenSubject$", "-test.count=1")
+	cmd.Env = append(os.Environ(), brokenEnv+"=late-output")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the suite passed a broken adapter:\n%s", out)
+	require.Contains(t, string(out), "update after Prompt returned")
 }
