@@ -10,5 +10,8 @@
 // the API client, so nothing it links depends on the store, the server side
 // of the API, the domain or the daemon. Every package must be listed in the
 // layer table in arch_test.go; a new package fails the test until it is
-// placed.
+// placed. The seams whose adapters sit above them (internal/executor,
+// internal/harness) are mechanisms, so that the domain can name their
+// types; their conformance suites (executortest, harnesstest) are
+// imported by tests only.
 package arch

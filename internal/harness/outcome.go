@@ -12,7 +12,8 @@ const (
 	// StopCancelled: the turn was stopped at jam's request (Prompt's
 	// context ended, or Interrupt).
 	StopCancelled StopReason = "cancelled"
-	// StopFailed: the CLI says the turn failed.
+	// StopFailed: the CLI says the turn failed; the runtime fails the
+	// turn (harness_error) and settles nothing.
 	StopFailed StopReason = "failed"
 	// StopRefused: the model refused.
 	StopRefused StopReason = "refused"

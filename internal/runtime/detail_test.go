@@ -76,3 +76,23 @@ func TestManager_harnessErrorFailsTheTurnWithItsText(t *testing.T) {
 	require.Len(t, execs, 1)
 	require.Equal(t, jam.TurnFailed, execs[0].Outcome)
 }
+
+// TestManager_failedOutcomeFailsTheTurn: a turn the harness reports failed
+// (StopFailed, with its own reason) fails with that reason as its detail
+// and settles nothing, whatever text came with it.
+func TestManager_failedOutcomeFailsTheTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.manager(t, func(string) (harness.Outcome, error) {
+		return harness.Outcome{StopReason: harness.StopFailed, ProviderReason: "error_during_execution", Text: "half an answer"}, nil
+	})
+	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000001")
+
+	tr := b.endedTurn(t)
+	require.Equal(t, jam.TurnFailed, tr.State)
+	require.Equal(t, jam.ReasonHarnessError, tr.Reason)
+	require.Equal(t, "the agent reports the turn failed (error_during_execution)", tr.Detail)
+	b.set.mu.Lock()
+	defer b.set.mu.Unlock()
+	require.Empty(t, b.set.replies, "nothing is settled")
+}

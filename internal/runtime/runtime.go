@@ -26,6 +26,16 @@
 // (Settler.Fail); the message stays queued and is answered by a later
 // turn.
 //
+// Hosts are harness.Process values (the harness seam; the daemon's
+// Launcher picks the harness): a turn ends by its typed Outcome — a
+// StopCancelled outcome is a cancelled turn (or, when the daemon is
+// stopping, an interrupted one), a StopFailed one a failed turn, and any
+// other answer settles its message — and its streamed harness.Updates
+// are the output stored and observed.
+// Steering reaches a running turn only when the process's Manifest says
+// Steer, and a provider thread is resumed only when it says
+// ResumeInProcess.
+//
 // An Observer (the daemon's event publisher) sees every recorded
 // transition of a turn, and the turn's streamed output while it runs, in
 // batches: text chunks coalesce and go out every BatchInterval or

@@ -147,6 +147,9 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if ans.StopReason == harness.StopCancelled {
 		return cancelled(jam.TurnRunning)
 	}
+	if ans.StopReason == harness.StopFailed {
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, fmt.Errorf("the agent reports the turn failed (%s)", ans.Reason()))
+	}
 	// Only now, with the answer in hand and the lease still ours, settle.
 	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {
 		return err
