@@ -1,13 +1,31 @@
-// Package jsonrpc is a JSON-RPC 2.0 peer over a line-delimited stream: one
-// message per line, both sides sending requests and notifications, as the
-// Agent Client Protocol and the Codex app-server speak on a child's stdio.
+// Package jsonrpc is a JSON-RPC 2.0 peer over a byte stream, both sides
+// sending requests and notifications, as the Agent Client Protocol, the
+// Codex app-server and the Copilot SDK wire speak on a child's stdio.
+//
+// Two options set the dialect. Framing is FramingLine (the default: one
+// message per line, as ACP and Codex write) or FramingContentLength (the
+// LSP base protocol, as Copilot's SDK wire writes: a header block of
+// "Name: value" lines ended by CRLF, an empty line, then exactly
+// Content-Length bytes of JSON; Content-Type is allowed, its charset if any
+// must be UTF-8, other headers are ignored). Member is MemberRequired (the
+// default: "jsonrpc":"2.0" is written and a message without it is refused,
+// as ACP requires), MemberOmitted (never written, accepted if present, as
+// the Codex app-server speaks) or MemberOptional (written, and a message
+// with or without it accepted). Whichever the dialect, a "jsonrpc" member
+// that is present must be "2.0".
 //
 // A Conn reads with Run, dispatching responses to the Call waiting for
 // them, requests to the Handler (each on its own goroutine, so a handler
 // may call back), and notifications to OnNotify (in order, on the reading
-// goroutine). Lines are bounded (MaxLine, 8 MiB by default); a line that is
-// too long or not JSON-RPC ends Run with a *DecodeError, since a peer that
-// breaks framing cannot be trusted to be understood afterwards.
+// goroutine). Messages are bounded (MaxLine, 8 MiB by default: a line, or a
+// Content-Length body), and so is a header block (MaxHeader, 4 KiB); a
+// message that is too long or not JSON-RPC, and a header block that is
+// malformed, too long, or has a Content-Length missing, repeated, negative,
+// not a number or beyond MaxLine, ends Run with a *DecodeError, since a peer
+// that breaks framing cannot be trusted to be understood afterwards. So
+// does a stream that ends inside a header block or a body. A body is read
+// as it arrives, so a header announcing MaxLine bytes holds no more memory
+// than the bytes that follow it.
 //
 // Handlers are bounded too: at most MaxHandlers run at once (64 by
 // default), and a request that arrives while they all do is answered at
@@ -53,6 +71,37 @@ const DefaultMaxHandlers = 64
 // DefaultMaxLine bounds one message.
 const DefaultMaxLine = 8 << 20
 
+// MaxHeader bounds a Content-Length header block, its ending empty line
+// included.
+const MaxHeader = 4 << 10
+
+// Framing is how messages are delimited on the stream.
+type Framing int
+
+const (
+	// FramingLine is one message per line (ACP, the Codex app-server).
+	FramingLine Framing = iota
+	// FramingContentLength is the LSP base protocol: a header block
+	// giving the Content-Length of the JSON that follows (the Copilot
+	// SDK wire).
+	FramingContentLength
+)
+
+// Member is how the "jsonrpc":"2.0" member is treated.
+type Member int
+
+const (
+	// MemberRequired writes the member and refuses a message without it
+	// (ACP).
+	MemberRequired Member = iota
+	// MemberOmitted never writes the member and accepts a message with
+	// or without it (the Codex app-server).
+	MemberOmitted
+	// MemberOptional writes the member and accepts a message with or
+	// without it.
+	MemberOptional
+)
+
 // Error is a JSON-RPC error object, returned by Call when the peer
 // answers with one, and sent when a Handler returns one.
 type Error struct {
@@ -68,7 +117,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
 }
 
-// DecodeError reports a line that is not a JSON-RPC 2.0 message.
+// DecodeError reports a line or body that is not a JSON-RPC 2.0 message,
+// or a broken Content-Length header block (Line is then the block).
 type DecodeError struct {
 	Line   string // the line, clipped
 	Reason string
@@ -109,7 +159,7 @@ func (id ID) MarshalJSON() ([]byte, error) { return []byte(id.raw), nil }
 
 // wire is the JSON shape of every message.
 type wire struct {
-	JSONRPC string          `json:"jsonrpc"`
+	JSONRPC string          `json:"jsonrpc,omitempty"`
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
@@ -117,12 +167,17 @@ type wire struct {
 	Error   *Error          `json:"error,omitempty"`
 }
 
-// Decode parses one line. It accepts exactly the shapes of JSON-RPC 2.0:
-// "jsonrpc":"2.0", an id that is a number or a string (null only in an
+// Decode parses one line as MemberRequired does. It accepts exactly the
+// shapes of JSON-RPC 2.0: "jsonrpc":"2.0", an id that is a number or a string (null only in an
 // error response), a non-empty method for requests and notifications, and
 // for a response either a result or an error, not both. A result of null
 // is a result.
-func Decode(line []byte) (Message, error) {
+func Decode(line []byte) (Message, error) { return DecodeMember(line, MemberRequired) }
+
+// DecodeMember parses one message as Decode does, the "jsonrpc" member
+// treated as member says: with MemberOmitted or MemberOptional it may be
+// absent, but if present it must still be "2.0".
+func DecodeMember(line []byte, member Member) (Message, error) {
 	bad := func(reason string) (Message, error) {
 		return Message{}, &DecodeError{Line: clip(string(line), 200), Reason: reason}
 	}
@@ -138,7 +193,7 @@ func Decode(line []byte) (Message, error) {
 	if err := json.Unmarshal(line, &w); err != nil {
 		return bad("invalid field: " + err.Error())
 	}
-	if w.JSONRPC != Version {
+	if _, has := fields["jsonrpc"]; (has || member == MemberRequired) && w.JSONRPC != Version {
 		return bad(`"jsonrpc" must be "2.0"`)
 	}
 	var m Message
@@ -223,12 +278,18 @@ type Options struct {
 	// notification that follows a request on the wire (a cancel) is then
 	// never taken for one that came before it.
 	OnRequest func(method string, params json.RawMessage)
-	// MaxLine bounds one message; default DefaultMaxLine.
+	// MaxLine bounds one message (a line, or a Content-Length body);
+	// default DefaultMaxLine.
 	MaxLine int
 	// MaxHandlers bounds the handlers running at once; a request beyond
 	// is answered with CodeBusy (and OnRequest does not see it). Default
 	// DefaultMaxHandlers.
 	MaxHandlers int
+	// Framing delimits messages; default FramingLine.
+	Framing Framing
+	// Member says whether "jsonrpc":"2.0" is written and required;
+	// default MemberRequired.
+	Member Member
 }
 
 // Encoded is a result already encoded as JSON, on one line (as
@@ -246,7 +307,7 @@ type Conn struct {
 	r    io.Reader
 	opts Options
 
-	wmu sync.Mutex // serializes writes: one line each
+	wmu sync.Mutex // serializes writes: one message each
 	w   io.Writer
 
 	mu      sync.Mutex
@@ -266,6 +327,12 @@ func New(r io.Reader, w io.Writer, opts Options) *Conn {
 	if opts.MaxHandlers <= 0 {
 		opts.MaxHandlers = DefaultMaxHandlers
 	}
+	if opts.Framing != FramingLine && opts.Framing != FramingContentLength {
+		panic(fmt.Sprintf("jsonrpc: unknown Framing %d", opts.Framing))
+	}
+	if opts.Member != MemberRequired && opts.Member != MemberOmitted && opts.Member != MemberOptional {
+		panic(fmt.Sprintf("jsonrpc: unknown Member %d", opts.Member))
+	}
 	return &Conn{r: r, w: w, opts: opts, pending: map[string]chan Message{}, done: make(chan struct{}),
 		slots: make(chan struct{}, opts.MaxHandlers)}
 }
@@ -278,7 +345,7 @@ var ErrClosed = errors.New("json-rpc: connection closed")
 // its output ends).
 var ErrWrite = errors.New("json-rpc: write failed")
 
-// Run reads messages until the stream ends, ctx ends, or a bad line; it
+// Run reads messages until the stream ends, ctx ends, or a bad message; it
 // returns nil at a clean end of stream. Pending calls then fail with
 // ErrClosed. Run waits for the request handlers it started.
 func (c *Conn) Run(ctx context.Context) error {
@@ -305,9 +372,18 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 func (c *Conn) read(ctx context.Context) error {
 	br := bufio.NewReaderSize(c.r, 64<<10)
 	for {
-		line, err := readLine(br, c.opts.MaxLine)
-		if len(bytes.TrimSpace(line)) > 0 {
-			m, derr := Decode(line)
+		var line []byte
+		var err error
+		var got bool
+		if c.opts.Framing == FramingContentLength {
+			line, err = readFramed(br, c.opts.MaxLine)
+			got = err == nil
+		} else {
+			line, err = readLine(br, c.opts.MaxLine)
+			got = len(bytes.TrimSpace(line)) > 0
+		}
+		if got {
+			m, derr := DecodeMember(line, c.opts.Member)
 			if derr != nil {
 				return derr
 			}
@@ -341,6 +417,116 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
+// readFramed reads one Content-Length framed body of at most max bytes.
+// It returns io.EOF when the stream ends before a message starts.
+func readFramed(br *bufio.Reader, max int) ([]byte, error) {
+	var block []byte
+	bad := func(reason string) ([]byte, error) {
+		return nil, &DecodeError{Line: clip(string(block), 200), Reason: reason}
+	}
+	length := int64(-1)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(block)+len(chunk) > MaxHeader {
+			block = append(block, chunk...)
+			return bad(fmt.Sprintf("header block longer than %d bytes", MaxHeader))
+		}
+		block = append(block, chunk...)
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(block) == 0 {
+				return nil, io.EOF
+			}
+			if errors.Is(err, io.EOF) {
+				return bad("stream ended inside a header block")
+			}
+			return nil, err
+		}
+		line, ok := bytes.CutSuffix(chunk, []byte("\r\n"))
+		if !ok {
+			return bad("header line not ended by CRLF")
+		}
+		if len(line) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return bad("header line without a colon")
+		}
+		if !isToken(name) {
+			return bad("malformed header name")
+		}
+		for _, b := range value {
+			if (b < 0x20 && b != '\t') || b >= 0x7f {
+				return bad("header value is not printable ASCII")
+			}
+		}
+		value = bytes.Trim(value, " \t")
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length >= 0 {
+				return bad("duplicate Content-Length")
+			}
+			if len(value) > 0 && value[0] == '-' {
+				return bad("negative Content-Length")
+			}
+			for _, b := range value {
+				if b < '0' || b > '9' {
+					return bad("Content-Length is not a number")
+				}
+			}
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if len(value) == 0 || (err != nil && !errors.Is(err, strconv.ErrRange)) {
+				return bad("Content-Length is not a number")
+			}
+			if err != nil || n > int64(max) {
+				return bad(fmt.Sprintf("Content-Length longer than %d bytes", max))
+			}
+			length = n
+		case bytes.EqualFold(name, []byte("Content-Type")):
+			for _, p := range bytes.Split(value, []byte(";"))[1:] {
+				k, v, _ := bytes.Cut(bytes.TrimSpace(p), []byte("="))
+				if !bytes.EqualFold(k, []byte("charset")) {
+					continue
+				}
+				v = bytes.Trim(v, `"`)
+				if !bytes.EqualFold(v, []byte("utf-8")) && !bytes.EqualFold(v, []byte("utf8")) {
+					return bad("unsupported charset " + strconv.Quote(string(v)))
+				}
+			}
+		}
+	}
+	if length < 0 {
+		return bad("no Content-Length")
+	}
+	// Read as it arrives: a header is not trusted to size an allocation.
+	var body bytes.Buffer
+	n, err := io.CopyN(&body, br, length)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return bad(fmt.Sprintf("stream ended after %d of %d body bytes", n, length))
+		}
+		return nil, err
+	}
+	return body.Bytes(), nil
+}
+
+// isToken tells whether b is a non-empty header name of RFC 9110 token
+// characters.
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Conn) dispatch(ctx context.Context, m Message) {
 	switch {
 	case m.IsResponse():
@@ -361,7 +547,7 @@ func (c *Conn) dispatch(ctx context.Context, m Message) {
 		default:
 			// Written here, on the reading goroutine: a peer that floods
 			// without reading its answers stalls only itself.
-			_ = c.write(wire{JSONRPC: Version, ID: json.RawMessage(m.ID.String()),
+			_ = c.write(wire{ID: json.RawMessage(m.ID.String()),
 				Error: &Error{Code: CodeBusy, Message: fmt.Sprintf("busy: %d requests are being handled; try again later", c.opts.MaxHandlers)}})
 			return
 		}
@@ -395,7 +581,7 @@ func (c *Conn) answer(ctx context.Context, m Message) {
 		}
 		return
 	}
-	out := wire{JSONRPC: Version, ID: json.RawMessage(m.ID.String())}
+	out := wire{ID: json.RawMessage(m.ID.String())}
 	if err != nil {
 		out.Error = err
 	} else {
@@ -448,7 +634,7 @@ func (c *Conn) Send(method string, params any) (*Pending, error) {
 	pd := &Pending{c: c, id: NumberID(c.nextID), method: method, ch: make(chan Message, 1)}
 	c.pending[pd.id.String()] = pd.ch
 	c.mu.Unlock()
-	if err := c.write(wire{JSONRPC: Version, ID: json.RawMessage(pd.id.String()), Method: method, Params: p}); err != nil {
+	if err := c.write(wire{ID: json.RawMessage(pd.id.String()), Method: method, Params: p}); err != nil {
 		pd.drop()
 		return nil, err
 	}
@@ -491,7 +677,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.write(wire{JSONRPC: Version, Method: method, Params: p})
+	return c.write(wire{Method: method, Params: p})
 }
 
 func marshalParams(params any) (json.RawMessage, error) {
@@ -509,11 +695,18 @@ func marshalParams(params any) (json.RawMessage, error) {
 }
 
 func (c *Conn) write(m wire) error {
+	if c.opts.Member != MemberOmitted {
+		m.JSONRPC = Version
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("json-rpc: marshal: %w", err)
 	}
-	b = append(b, '\n')
+	if c.opts.Framing == FramingContentLength {
+		b = append([]byte("Content-Length: "+strconv.Itoa(len(b))+"\r\n\r\n"), b...)
+	} else {
+		b = append(b, '\n')
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.w.Write(b); err != nil {
@@ -522,21 +715,39 @@ func (c *Conn) write(m wire) error {
 	return nil
 }
 
-// writeEncoded writes a result response around an encoded result, in
-// pieces under the write lock rather than one copy of it.
-func (c *Conn) writeEncoded(id *ID, result json.RawMessage) error {
-	head := `{"jsonrpc":"2.0","id":` + id.String() + `,"result":`
-	if len(result) == 0 {
-		result = json.RawMessage("null")
+// writeParts writes one message made of parts, framed, under the write
+// lock, without copying them into one.
+func (c *Conn) writeParts(parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	for _, b := range [][]byte{[]byte(head), result, []byte("}\n")} {
+	if c.opts.Framing == FramingContentLength {
+		parts = append([][]byte{[]byte("Content-Length: " + strconv.Itoa(n) + "\r\n\r\n")}, parts...)
+	} else {
+		parts = append(parts, []byte("\n"))
+	}
+	for _, b := range parts {
 		if _, err := c.w.Write(b); err != nil {
 			return fmt.Errorf("%w: %w", ErrWrite, err)
 		}
 	}
 	return nil
+}
+
+// writeEncoded writes a result response around an encoded result, in
+// pieces under the write lock rather than one copy of it.
+func (c *Conn) writeEncoded(id *ID, result json.RawMessage) error {
+	head := `{"id":` + id.String() + `,"result":`
+	if c.opts.Member != MemberOmitted {
+		head = `{"jsonrpc":"2.0","id":` + id.String() + `,"result":`
+	}
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	return c.writeParts([]byte(head), result, []byte("}"))
 }
 
 func clip(s string, n int) string {
