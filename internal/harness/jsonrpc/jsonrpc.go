@@ -24,8 +24,8 @@
 // not a number or beyond MaxLine, ends Run with a *DecodeError, since a peer
 // that breaks framing cannot be trusted to be understood afterwards. So
 // does a stream that ends inside a header block or a body. A body is read
-// as it arrives, so a header announcing MaxLine bytes holds no more memory
-// than the bytes that follow it.
+// as it arrives: a header announcing MaxLine bytes costs memory only as
+// they come.
 //
 // Handlers are bounded too: at most MaxHandlers run at once (64 by
 // default), and a request that arrives while they all do is answered at
@@ -715,8 +715,9 @@ func (c *Conn) write(m wire) error {
 	return nil
 }
 
-// writeParts writes one message made of parts, framed, under the write
-// lock, without copying them into one.
+// writeParts writes one message made of parts under the write lock,
+// without copying them into one: after its Content-Length header when so
+// framed, else as they are (the last part ends the line).
 func (c *Conn) writeParts(parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
@@ -726,8 +727,6 @@ func (c *Conn) writeParts(parts ...[]byte) error {
 	defer c.wmu.Unlock()
 	if c.opts.Framing == FramingContentLength {
 		parts = append([][]byte{[]byte("Content-Length: " + strconv.Itoa(n) + "\r\n\r\n")}, parts...)
-	} else {
-		parts = append(parts, []byte("\n"))
 	}
 	for _, b := range parts {
 		if _, err := c.w.Write(b); err != nil {
@@ -747,7 +746,11 @@ func (c *Conn) writeEncoded(id *ID, result json.RawMessage) error {
 	if len(result) == 0 {
 		result = json.RawMessage("null")
 	}
-	return c.writeParts([]byte(head), result, []byte("}"))
+	tail := "}\n"
+	if c.opts.Framing == FramingContentLength {
+		tail = "}"
+	}
+	return c.writeParts([]byte(head), result, []byte(tail))
 }
 
 func clip(s string, n int) string {
