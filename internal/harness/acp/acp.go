@@ -10,7 +10,10 @@
 // or loaded is put on it, or fails to open (model.go). The process is
 // started by an executor (internal/executor: local, or a bubblewrap
 // sandbox), in a process group of its own. Stop ends the whole process
-// group: stdin is closed, then SIGTERM, then SIGKILL.
+// group: stdin is closed, then SIGTERM, then SIGKILL. An agent that breaks
+// the protocol (a line that is not JSON-RPC, or longer than
+// jsonrpc.DefaultMaxLine) has its group killed at once: its running calls
+// fail and Exited closes, whether or not it would have exited.
 //
 // The file requests the agent makes (fs/read_text_file, fs/write_text_file)
 // are served inside the requesting session's directory only (fs.go):
@@ -232,6 +235,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		err := a.conn.Run(context.Background())
 		if err != nil {
 			log.Warn("agent protocol ended", "err", err)
+			// An agent that broke the protocol (a malformed or oversize
+			// line) is not understood any more, and may live on: end its
+			// group, so that Wait returns and every call waiting on the
+			// exit fails now. Not reaped yet, its pid is still its own.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 		// The stream is over: whatever the process does now, it is done
 		// for us. Wait reaps it (Stop kills it if it lingers).

@@ -1,12 +1,16 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +30,19 @@ import (
 // the prompt in two chunks after asking permission once, and for a prompt
 // containing "[slow]" thinks aloud until cancelled, then says one more
 // chunk ("after cancel") before it answers cancelled, as agents do.
+//
+// With edgeEnv set it plays that harnesstest.Edge instead (see edgeAgent).
 func conformanceAgent() {
+	edge := harnesstest.Edge(os.Getenv(edgeEnv))
+	if edge == harnesstest.EdgeSilentHandshake {
+		// Record the pid, then read and answer nothing, ignoring the end
+		// of input: only a signal ends it.
+		_ = os.WriteFile(os.Getenv(pidFileEnv), []byte(strconv.Itoa(os.Getpid())), 0o600)
+		go func() { _, _ = io.Copy(io.Discard, os.Stdin) }()
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	}
+	var late sync.WaitGroup // output after cancel, sent before the next answer
 	var conn *jsonrpc.Conn
 	var mu sync.Mutex
 	cancels := map[string]chan struct{}{}
@@ -53,6 +69,7 @@ func conformanceAgent() {
 				return map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{"loadSession": true},
 					"agentInfo": map[string]any{"name": "conformance", "version": "1"}}, nil
 			case acp.MethodSessionNew:
+				late.Wait()
 				mu.Lock()
 				n++
 				id := fmt.Sprintf("s%d", n)
@@ -78,10 +95,37 @@ func conformanceAgent() {
 						chunk(p.SessionID, acp.UpdateAgentThoughtChunk, "hm ")
 						select {
 						case <-c:
+							if edge == harnesstest.EdgeOutputAfterCancel {
+								// Answer at once; talk on after the answer.
+								late.Go(func() {
+									time.Sleep(20 * time.Millisecond)
+									for range 20 {
+										chunk(p.SessionID, acp.UpdateAgentMessageChunk, "late after cancel ")
+										chunk(p.SessionID, acp.UpdateAgentThoughtChunk, "late thought ")
+									}
+								})
+								return map[string]any{"stopReason": acp.StopCancelled}, nil
+							}
 							chunk(p.SessionID, acp.UpdateAgentMessageChunk, "after cancel")
 							return map[string]any{"stopReason": acp.StopCancelled}, nil
 						case <-time.After(20 * time.Millisecond):
 						}
+					}
+				}
+				switch edge {
+				case harnesstest.EdgeMalformedLine:
+					chunk(p.SessionID, acp.UpdateAgentMessageChunk, "echo: ")
+					_, _ = os.Stdout.WriteString("this is not JSON-RPC\n")
+					time.Sleep(time.Hour)
+				case harnesstest.EdgeOversizeLine:
+					chunk(p.SessionID, acp.UpdateAgentMessageChunk, "echo: ")
+					// A line that never ends, until the reader is gone.
+					buf := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"`)
+					for {
+						if _, err := os.Stdout.Write(buf); err != nil {
+							os.Exit(1)
+						}
+						buf = bytes.Repeat([]byte("x"), 64<<10)
 					}
 				}
 				var perm acp.RequestPermissionResult
@@ -111,6 +155,35 @@ func conformance(t *testing.T) harnesstest.Subject {
 		Dir:  func(t *testing.T) string { return t.TempDir() },
 		Echo: "say hello", Want: "say hello", Slow: "[slow] think", Approval: "write a note",
 	}
+}
+
+// edgeEnv names the harnesstest.Edge the conformance agent plays;
+// pidFileEnv the file it records its pid in.
+const (
+	edgeEnv    = "JAM_ACP_TEST_EDGE"
+	pidFileEnv = "JAM_ACP_TEST_PID_FILE"
+)
+
+// edges is the EdgeSubject of the scripted conformance agent playing e.
+func edges(t *testing.T, e harnesstest.Edge) harnesstest.EdgeSubject {
+	s := conformance(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s.Spec.Env = append(s.Spec.Env, edgeEnv+"="+string(e), pidFileEnv+"="+pidFile)
+	s.Timeout = 20 * time.Second
+	return harnesstest.EdgeSubject{Subject: s, LaunchedPid: func(t *testing.T) int {
+		b, err := os.ReadFile(pidFile)
+		require.NoError(t, err, "the scripted agent recorded no pid")
+		pid, err := strconv.Atoi(string(b))
+		require.NoError(t, err)
+		return pid
+	}}
+}
+
+// TestHarness_edges runs the seam's edge cases against the scripted
+// agent.
+func TestHarness_edges(t *testing.T) {
+	t.Parallel()
+	harnesstest.Edges(t, edges)
 }
 
 // TestHarness_conformance runs the seam's suite against the scripted
