@@ -3,8 +3,12 @@
 // the demo agent, a real CLI) through the seam's invariants (see package
 // harness): open and prompt with streamed text, cancel mid-turn, process
 // death mid-turn, resume where the manifest says so, an approval answered
-// by the callback, and no output after a turn ended. It is test support:
-// only tests import it.
+// by the callback, and no output after a turn ended. Edges adds what only
+// a scripted process can be made to do (edges.go): a malformed or an
+// endless line mid-turn fails the turn and ends the process, a handshake
+// that never answers fails Launch within its timeout and leaves no
+// process, and output after a cancelled turn reaches nobody. It is test
+// support: only tests import it.
 package harnesstest
 
 import (
