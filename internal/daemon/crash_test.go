@@ -123,14 +123,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	}
 	const rooms = 5
 
-	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, h.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
-	hc := band.NewHTTP(band.HTTPConfig{})
-	t.Cleanup(hc.CloseIdle)
-	owner, err := band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
-	require.NoError(t, err)
+	h, owner := startHubWithOwner(t)
 
 	cfg := testConfig(t)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
@@ -557,4 +550,26 @@ func drainSettling(ctx context.Context, client *apiclient.Client, mu *sync.Mutex
 			_ = err // a failed settle is retried when the message is listed again
 		}
 	}
+}
+
+// startTestHub starts an embedded hub in the test process, stopped when
+// the test ends.
+func startTestHub(t *testing.T) *hub.Hub {
+	t.Helper()
+	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.NoError(t, h.Start(t.Context()))
+	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
+	return h
+}
+
+// startHubWithOwner is startTestHub with a Band client of the hub's owner.
+func startHubWithOwner(t *testing.T) (*hub.Hub, *band.Client) {
+	t.Helper()
+	h := startTestHub(t)
+	hc := band.NewHTTP(band.HTTPConfig{})
+	t.Cleanup(hc.CloseIdle)
+	owner, err := band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
+	require.NoError(t, err)
+	return h, owner
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -287,10 +286,7 @@ type faultRig struct {
 
 func newFaultRig(t *testing.T, timeout time.Duration) *faultRig {
 	t.Helper()
-	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, h.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
+	h := startTestHub(t)
 	fr := &faultRig{hub: h, proxy: newBandProxy(t, h.URL())}
 	cfg := testConfig(t)
 	cfg.Band, cfg.BandKey = fr.proxy.srv.URL, h.OwnerKey()
@@ -301,8 +297,9 @@ func newFaultRig(t *testing.T, timeout time.Duration) *faultRig {
 	fr.c = fr.r.client
 	hc := band.NewHTTP(band.HTTPConfig{})
 	t.Cleanup(hc.CloseIdle)
-	fr.owner, err = band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
+	owner, err := band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
 	require.NoError(t, err)
+	fr.owner = owner
 	ctx := t.Context()
 	fr.agent, err = fr.c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +18,6 @@ import (
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
-	"github.com/jamhq/jam/internal/hub"
 )
 
 // faultProxy stands between the daemon and a hub and injects faults: it
@@ -114,10 +112,7 @@ func (fp *faultProxy) dropSockets() int {
 // delivery, but every message arrives and settles.
 func TestPipeline_hubFaultsDelayButLoseNothing(t *testing.T) {
 	t.Parallel()
-	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, h.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
+	h := startTestHub(t)
 	fp := newFaultProxy(t, h.URL())
 
 	cfg := testConfig(t)

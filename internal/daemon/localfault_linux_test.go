@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +18,8 @@ import (
 
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
-	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/datadir"
-	"github.com/jamhq/jam/internal/hub"
 )
 
 // setFileSizeLimit sets the soft RLIMIT_FSIZE of process pid (the hard
@@ -72,14 +69,7 @@ func TestLocalFault_diskFullWhileSpooling(t *testing.T) {
 }
 
 func testDiskFull(t *testing.T, restartWhileFull bool) {
-	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, h.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
-	hc := band.NewHTTP(band.HTTPConfig{})
-	t.Cleanup(hc.CloseIdle)
-	owner, err := band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
-	require.NoError(t, err)
+	h, owner := startHubWithOwner(t)
 
 	cfg := testConfig(t)
 	args, err := json.Marshal([]string{"--data-dir", cfg.DataDir, "--band", h.URL(), "--band-key", h.OwnerKey(), "--log-level", "warn"})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -22,7 +21,6 @@ import (
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/config"
-	"github.com/jamhq/jam/internal/hub"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -43,14 +41,7 @@ type orphanRig struct {
 
 func newOrphanRig(t *testing.T) *orphanRig {
 	t.Helper()
-	h, err := hub.New(hub.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	require.NoError(t, h.Start(t.Context()))
-	t.Cleanup(func() { require.NoError(t, h.Stop(context.Background())) })
-	hc := band.NewHTTP(band.HTTPConfig{})
-	t.Cleanup(hc.CloseIdle)
-	owner, err := band.NewClient(hc, h.URL(), band.APIKey(h.OwnerKey()))
-	require.NoError(t, err)
+	h, owner := startHubWithOwner(t)
 	cfg := testConfig(t)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
 	require.NoError(t, err)
