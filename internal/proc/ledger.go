@@ -52,7 +52,9 @@ func DecodeRecord(b []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: process record: pid %d", jam.ErrInvalid, r.Pid)
 	case r.Pgid != r.Pid:
 		return Record{}, fmt.Errorf("%w: process record: %d does not lead its group (%d)", jam.ErrInvalid, r.Pid, r.Pgid)
-	case r.Sid <= 0:
+	case r.Sid < 0:
+		// 0 is a real value: the session's leader lives outside this pid
+		// namespace (a container started from a shell), so /proc shows 0.
 		return Record{}, fmt.Errorf("%w: process record: session %d", jam.ErrInvalid, r.Sid)
 	case r.StartTime == 0:
 		return Record{}, fmt.Errorf("%w: process record: no start time", jam.ErrInvalid)

@@ -84,6 +84,15 @@ func TestDecodeRecord(t *testing.T) {
 	r, err := proc.DecodeRecord(good)
 	require.NoError(t, err)
 	require.Equal(t, validRecord(), r)
+	// In a pid namespace whose session leader is outside it (a container
+	// started from a shell), /proc shows session 0: a real record.
+	outside := validRecord()
+	outside.Sid = 0
+	b, err := json.Marshal(outside)
+	require.NoError(t, err)
+	r, err = proc.DecodeRecord(b)
+	require.NoError(t, err)
+	require.Equal(t, outside, r)
 	mod := func(f func(*proc.Record)) []byte {
 		r := validRecord()
 		f(&r)
@@ -92,21 +101,21 @@ func TestDecodeRecord(t *testing.T) {
 		return b
 	}
 	for name, in := range map[string][]byte{
-		"empty":           nil,
-		"not json":        []byte("pid=4242"),
-		"unknown field":   []byte(`{"pid":4242,"pgid":4242,"sid":1,"start_time":1,"boot_id":"b","cmd":"x"}`),
-		"trailing":        append(append([]byte{}, good...), []byte(`{}`)...),
-		"init":            mod(func(r *proc.Record) { r.Pid, r.Pgid = 1, 1 }),
-		"negative pid":    mod(func(r *proc.Record) { r.Pid, r.Pgid = -7, -7 }),
-		"not the leader":  mod(func(r *proc.Record) { r.Pgid = 1 }),
-		"no session":      mod(func(r *proc.Record) { r.Sid = 0 }),
-		"no start time":   mod(func(r *proc.Record) { r.StartTime = 0 }),
-		"no boot id":      mod(func(r *proc.Record) { r.BootID = "" }),
-		"long boot id":    mod(func(r *proc.Record) { r.BootID = string(bytes.Repeat([]byte("b"), 65)) }),
-		"oversize":        append(good, bytes.Repeat([]byte(" "), 5000)...),
-		"string for int":  []byte(`{"pid":"4242","pgid":4242,"sid":1,"start_time":1,"boot_id":"b"}`),
-		"negative start":  []byte(`{"pid":4242,"pgid":4242,"sid":1,"start_time":-1,"boot_id":"b"}`),
-		"array, not dict": []byte(`[4242]`),
+		"empty":            nil,
+		"not json":         []byte("pid=4242"),
+		"unknown field":    []byte(`{"pid":4242,"pgid":4242,"sid":1,"start_time":1,"boot_id":"b","cmd":"x"}`),
+		"trailing":         append(append([]byte{}, good...), []byte(`{}`)...),
+		"init":             mod(func(r *proc.Record) { r.Pid, r.Pgid = 1, 1 }),
+		"negative pid":     mod(func(r *proc.Record) { r.Pid, r.Pgid = -7, -7 }),
+		"not the leader":   mod(func(r *proc.Record) { r.Pgid = 1 }),
+		"negative session": mod(func(r *proc.Record) { r.Sid = -1 }),
+		"no start time":    mod(func(r *proc.Record) { r.StartTime = 0 }),
+		"no boot id":       mod(func(r *proc.Record) { r.BootID = "" }),
+		"long boot id":     mod(func(r *proc.Record) { r.BootID = string(bytes.Repeat([]byte("b"), 65)) }),
+		"oversize":         append(good, bytes.Repeat([]byte(" "), 5000)...),
+		"string for int":   []byte(`{"pid":"4242","pgid":4242,"sid":1,"start_time":1,"boot_id":"b"}`),
+		"negative start":   []byte(`{"pid":4242,"pgid":4242,"sid":1,"start_time":-1,"boot_id":"b"}`),
+		"array, not dict":  []byte(`[4242]`),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := proc.DecodeRecord(in)
