@@ -47,7 +47,8 @@ const reminder = "<system-reminder>"
 
 // DecodeMessagesRequest reads and validates an Anthropic Messages request
 // body (what Claude Code sends to POST /v1/messages) and translates it into
-// Messages: system becomes a system message, a user message's tool_result
+// Messages: system, and each system entry of messages[] (Claude Code's
+// default model sends its system prompt so), becomes a system message, a user message's tool_result
 // blocks become role "tool" messages followed by a user message with its
 // text, an assistant message's tool_use blocks become its ToolCalls.
 // Errors wrap jam.ErrInvalid.
@@ -70,11 +71,23 @@ func DecodeMessagesRequest(r io.Reader) (Request, error) {
 	if len(system) > 0 {
 		req.Messages = append(req.Messages, Message{Role: "system", Content: Content(strings.Join(system, "\n"))})
 	}
-	prompt := false // req.lastUser holds a text that is not a reminder
+	prompt := false       // req.lastUser holds a text that is not a reminder
+	conversation := false // a user or assistant message was seen
 	for i, m := range body.Messages {
+		if m.Role == "system" {
+			// Claude Code's default model gets its system prompt as an
+			// entry of messages[]: a system message in its place.
+			text, err := systemEntry(m.Content)
+			if err != nil {
+				return Request{}, fmt.Errorf("%w: message %d: %v", jam.ErrInvalid, i, err)
+			}
+			req.Messages = append(req.Messages, Message{Role: "system", Content: Content(text)})
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			return Request{}, fmt.Errorf("%w: message %d has role %q", jam.ErrInvalid, i, m.Role)
 		}
+		conversation = true
 		blocks, err := blocksOf(m.Content)
 		if err != nil {
 			return Request{}, fmt.Errorf("%w: message %d: %v", jam.ErrInvalid, i, err)
@@ -130,6 +143,9 @@ func DecodeMessagesRequest(r io.Reader) (Request, error) {
 			}
 		}
 	}
+	if !conversation {
+		return Request{}, fmt.Errorf("%w: request has no user or assistant message", jam.ErrInvalid)
+	}
 	for i, t := range body.Tools {
 		if t.Name == "" {
 			return Request{}, fmt.Errorf("%w: tool %d has no name", jam.ErrInvalid, i)
@@ -142,6 +158,23 @@ func DecodeMessagesRequest(r io.Reader) (Request, error) {
 		req.Tools = append(req.Tools, tool)
 	}
 	return req, nil
+}
+
+// systemEntry reads a system entry of messages[]: a string, or text
+// blocks only.
+func systemEntry(b json.RawMessage) (string, error) {
+	blocks, err := blocksOf(b)
+	if err != nil {
+		return "", err
+	}
+	texts := make([]string, 0, len(blocks))
+	for j, bl := range blocks {
+		if bl.Type != "text" {
+			return "", fmt.Errorf("block %d of a system entry has type %q (want text)", j, bl.Type)
+		}
+		texts = append(texts, bl.Text)
+	}
+	return strings.Join(texts, "\n"), nil
 }
 
 // blocksOf reads a message's content: a string (one text block) or a list

@@ -204,7 +204,23 @@ func TestDecodeMessagesRequest(t *testing.T) {
 		{name: "trailing data", body: `{"model":"m","messages":[{"role":"user","content":"x"}]} x`, wantErr: "after the JSON object"},
 		{name: "no model", body: `{"messages":[{"role":"user","content":"x"}]}`, wantErr: "no model"},
 		{name: "no messages", body: `{"model":"m","messages":[]}`, wantErr: "no messages"},
-		{name: "system role in messages", body: `{"model":"m","messages":[{"role":"system","content":"x"}]}`, wantErr: `role "system"`},
+		{name: "system entry in messages, as Claude Code's default model sends it", body: `{"model":"m","system":[{"type":"text","text":"top"}],"messages":[{"role":"system","content":[{"type":"text","text":"You are Claude Code."}]},{"role":"user","content":"go"}]}`,
+			check: func(t *testing.T, r fakemodel.Request) {
+				require.Equal(t, []string{"system", "system", "user"}, roles(r))
+				require.Equal(t, "top", string(r.Messages[0].Content))
+				require.Equal(t, "You are Claude Code.", string(r.Messages[1].Content))
+				require.Equal(t, "go", r.LastUser())
+			}},
+		{name: "system entry as a string, mid-conversation", body: `{"model":"m","messages":[{"role":"user","content":"one"},{"role":"system","content":"be brief"},{"role":"assistant","content":"ok"},{"role":"user","content":"two"}]}`,
+			check: func(t *testing.T, r fakemodel.Request) {
+				require.Equal(t, []string{"user", "system", "assistant", "user"}, roles(r))
+				require.Equal(t, "be brief", string(r.Messages[1].Content))
+				require.Equal(t, "two", r.LastUser())
+			}},
+		{name: "only a system entry", body: `{"model":"m","messages":[{"role":"system","content":"x"}]}`, wantErr: "no user or assistant message"},
+		{name: "system entry with a tool_use", body: `{"model":"m","messages":[{"role":"system","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":"x"}]}`, wantErr: "system entry"},
+		{name: "system entry of the wrong type", body: `{"model":"m","messages":[{"role":"system","content":5},{"role":"user","content":"x"}]}`, wantErr: "neither a string"},
+		{name: "developer role in messages", body: `{"model":"m","messages":[{"role":"developer","content":"x"}]}`, wantErr: `role "developer"`},
 		{name: "empty content", body: `{"model":"m","messages":[{"role":"user","content":[]}]}`, wantErr: "no content"},
 		{name: "image only", body: `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{}}]}]}`,
 			check: func(t *testing.T, r fakemodel.Request) { require.Equal(t, []string{"user"}, roles(r)) }},
@@ -226,6 +242,7 @@ func FuzzDecodeMessagesRequest(f *testing.F) {
 	for _, s := range []string{
 		messagesBody(true, "hi", bashToolAnthropic, ""), messagesBody(false, "hi", "", "out"),
 		`{"model":"m","system":"s","messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":[{"type":"text","text":"s"}]},{"role":"user","content":"x"}]}`,
 		`{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":1}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"o"}]}]}]}`,
 		`{"model":"","messages":[]}`, `[]`, `{`, ``,
 	} {
