@@ -45,6 +45,10 @@ type Subject struct {
 	// BeforePrompt, when set, is called with each prompt before it is
 	// sent: a subject driven by a scripted model queues the reply there.
 	BeforePrompt func(prompt string)
+	// SawHistory, when set, reports whether the last turn's request to
+	// the model carried earlier, a prompt of an earlier turn: the Resume
+	// case checks a resumed thread's history reached the model.
+	SawHistory func(t *testing.T, earlier string) bool
 	// Timeout bounds each step; 0 is 30 s.
 	Timeout time.Duration
 }
@@ -260,7 +264,8 @@ func resume(t *testing.T, s Subject) {
 		require.Error(t, err, "a process that cannot resume says so")
 		t.Skip("the manifest says resume none")
 	case harness.ResumeAtLaunch:
-		t.Skip("resume at launch: exercised by the adapter's own tests")
+		resumeAtLaunch(t, s, first)
+		return
 	}
 	dir := s.Dir(t)
 	thread := open(t, s, first, dir)
@@ -273,6 +278,42 @@ func resume(t *testing.T, s Subject) {
 	second := launch(t, s, harness.PolicyAllow.Approve)
 	require.NoError(t, second.Resume(ctx, thread, dir), "a new process resumes the thread")
 	out, st := prompt(t, s, second, thread, s.Echo)
+	resumed(t, s, out, st)
+	if s.SawHistory != nil {
+		require.True(t, s.SawHistory(t, s.Echo), "the resumed thread's history reached the model")
+	}
+}
+
+// resumeAtLaunch: a harness that names the thread when the process
+// starts (claude --resume): the first process's thread, given to a
+// second process as LaunchSpec.Resume, goes on there with its history;
+// a process holds that one thread only.
+func resumeAtLaunch(t *testing.T, s Subject, first harness.Process) {
+	dir := s.Spec.Dir
+	thread := open(t, s, first, dir)
+	ctx, cancel := context.WithTimeout(t.Context(), s.timeout())
+	defer cancel()
+	_, err := first.Open(ctx, dir)
+	require.Error(t, err, "a process of one thread opens no second one")
+	earlier := s.Echo + " first"
+	out, _ := prompt(t, s, first, thread, earlier)
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.NoError(t, first.Stop(ctx))
+
+	s.Spec.Resume = thread
+	second := launch(t, s, harness.PolicyAllow.Approve)
+	require.NoError(t, second.Resume(ctx, thread, dir), "the process resumes the thread it was started on")
+	require.Error(t, second.Resume(ctx, thread+"-other", dir), "and no other")
+	out, st := prompt(t, s, second, thread, s.Echo)
+	resumed(t, s, out, st)
+	if s.SawHistory != nil {
+		require.True(t, s.SawHistory(t, earlier), "the resumed thread's history reached the model")
+	}
+}
+
+// resumed checks a resumed thread's first turn.
+func resumed(t *testing.T, s Subject, out harness.Outcome, st *stream) {
+	t.Helper()
 	require.Equal(t, harness.StopCompleted, out.StopReason)
 	require.Contains(t, st.text(harness.UpdateText), s.Want, "a resumed thread's replayed history is not the new turn's output")
 	require.NotContains(t, strings.Replace(st.text(harness.UpdateText), s.Want, "", 1), s.Want, "the history is not streamed again")
