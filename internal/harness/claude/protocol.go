@@ -70,14 +70,14 @@ type message struct {
 	Message *apiMessage `json:"message"`
 
 	// result
-	IsError        bool                     `json:"is_error"`
-	Result         string                   `json:"result"`
-	StopReason     *string                  `json:"stop_reason"`
-	TotalCostUSD   *float64                 `json:"total_cost_usd"`
-	Usage          *resultUsage             `json:"usage"`
-	ModelUsage     map[string]modelUsage    `json:"modelUsage"`
-	APIErrorStatus *int                     `json:"api_error_status"`
-	Errors         []string                 `json:"errors"`
+	IsError        bool                  `json:"is_error"`
+	Result         string                `json:"result"`
+	StopReason     *string               `json:"stop_reason"`
+	TotalCostUSD   *float64              `json:"total_cost_usd"`
+	Usage          *resultUsage          `json:"usage"`
+	ModelUsage     map[string]modelUsage `json:"modelUsage"`
+	APIErrorStatus *int                  `json:"api_error_status"`
+	Errors         []string              `json:"errors"`
 
 	// control_request, control_cancel_request
 	RequestID string          `json:"request_id"`
