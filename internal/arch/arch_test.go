@@ -67,6 +67,7 @@ var layers = map[string]layer{
 	"internal/hub":                 adapter,
 	"internal/hub/...":             adapter,
 	"internal/harness/acp":         adapter,
+	"internal/harness/claude":      adapter,
 	"internal/demoagent":           adapter,
 	"internal/executor":            mechanism,
 	"internal/executor/...":        adapter,

@@ -16,6 +16,7 @@ import (
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
 	"github.com/jamhq/jam/internal/secret"
@@ -67,7 +68,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 
 // harnesses are the harnesses an owned agent can run, by the harness
 // configuration key.
-var harnesses = harness.NewRegistry(acp.Harness{})
+var harnesses = harness.NewRegistry(acp.Harness{}, claude.Harness{})
 
 // launch starts an agent process for a configuration through its harness:
 // under its executor, in its own home, with the allowlisted environment
