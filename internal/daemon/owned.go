@@ -53,6 +53,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
 		Launch:   m.launch,
+		Manifest: harnessManifest,
 	})
 	if err != nil {
 		return err
@@ -69,6 +70,15 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 // harnesses are the harnesses an owned agent can run, by the harness
 // configuration key.
 var harnesses = harness.NewRegistry(acp.Harness{}, claude.Harness{})
+
+// harnessManifest is what a harness's processes can do, by its key.
+func harnessManifest(name string) (harness.Manifest, error) {
+	h, err := harnesses.Get(name)
+	if err != nil {
+		return harness.Manifest{}, err
+	}
+	return h.Manifest(), nil
+}
 
 // launch starts an agent process for a configuration through its harness:
 // under its executor, in its own home, with the allowlisted environment
@@ -97,9 +107,16 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 	if err != nil {
 		return nil, err
 	}
-	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: area.home, Env: env,
+	// A process of one session works in its worktree (cfg.Dir); one of
+	// many in its home, each session in its own directory.
+	dir := area.home
+	if cfg.Dir != "" {
+		dir = cfg.Dir
+	}
+	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env,
 		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: templateValues(env, len(cfg.Env)),
-		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission)})
+		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission),
+		Resume: harness.Thread(cfg.Resume)})
 }
 
 // ensureOwnedRoom gives an owned agent its session, worktree and binding

@@ -12,23 +12,45 @@ import (
 
 // holder names what a session's lease serves: the template (shared
 // placement: one process for all of the agent's rooms) or the session
-// itself (dedicated).
-func holder(t store.Template, s store.Session) string {
-	if t.Desired.Placement == jam.PlacementDedicated {
+// itself (dedicated, or a harness whose process serves one session,
+// whatever the placement).
+func holder(t store.Template, s store.Session, mf harness.Manifest) string {
+	if t.Desired.Placement == jam.PlacementDedicated || mf.Sessions == harness.SessionsOne {
 		return string(s.ID)
 	}
 	return string(t.ID)
 }
 
+// manifest is what the template's harness can do, before a process is
+// started; without a Config.Manifest, or for a harness it does not know,
+// a process holds many sessions.
+func (m *Manager) manifest(t store.Template) harness.Manifest {
+	if m.cfg.Manifest != nil {
+		if mf, err := m.cfg.Manifest(t.Desired.Harness); err == nil {
+			return mf
+		}
+	}
+	return harness.Manifest{Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess}
+}
+
 // launchConfig is the configuration a new host for the session runs. A
 // dedicated host is the session's own: the template's desired
 // configuration with the session's overrides applied. A shared host serves
-// all the agent's rooms with the template's.
-func launchConfig(t store.Template, s store.Session) store.TemplateConfig {
+// all the agent's rooms with the template's. A host of a harness whose
+// process serves one session is the session's too, started in its
+// worktree (dir) and, when the harness resumes at launch, on its provider
+// thread.
+func launchConfig(t store.Template, s store.Session, mf harness.Manifest, dir string) store.TemplateConfig {
 	c := t.Desired
 	if c.Placement == jam.PlacementDedicated {
 		c = s.Overrides.Apply(c)
 		c.Session = s.ID
+	}
+	if mf.Sessions == harness.SessionsOne {
+		c.Session, c.Dir = s.ID, dir
+		if mf.Resume == harness.ResumeAtLaunch {
+			c.Resume = s.ProviderThread
+		}
 	}
 	c.Template = t.ID
 	return c
@@ -60,8 +82,9 @@ func (e *launchError) Unwrap() error { return e.err }
 // session whose per-process overrides differ from the configuration it
 // runs, or would start with, with jam.ErrIncompatible, before any process
 // is started for it.
-func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session) (*lease, error) {
-	h := holder(t, s)
+func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session, dir string) (*lease, error) {
+	mf := m.manifest(t)
+	h := holder(t, s, mf)
 	shared := h == string(t.ID)
 	m.mu.Lock()
 	if m.stopped {
@@ -91,11 +114,18 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 			return l, nil
 		}
 	}
-	cfg := launchConfig(t, s)
+	cfg := launchConfig(t, s, mf, dir)
 	if shared && s.Overrides.DiffersPerProcess(cfg) {
 		return nil, errIncompatible(s)
 	}
 	host, err := m.cfg.Launch(ctx, cfg)
+	if err != nil && cfg.Resume != "" && ctx.Err() == nil {
+		// The CLI may no longer have the thread (its files are gone): a
+		// fresh process, whose new thread sessionOn records.
+		m.log.Info("agent did not start on the session's thread; starting a new thread", "session", s.ID, "thread", cfg.Resume, "err", err)
+		cfg.Resume = ""
+		host, err = m.cfg.Launch(ctx, cfg)
+	}
 	if err != nil {
 		err = fmt.Errorf("start agent %s: %w", t.Peer, err)
 		if ctx.Err() != nil {
@@ -120,8 +150,8 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 
 // sessionOn makes sure the session has its conversation on the host:
 // resumed from its provider thread when the process's manifest says it
-// resumes in process, else a new one (recorded as the new provider
-// thread).
+// resumes in process, or at launch (the process was started on it), else
+// a new one (recorded as the new provider thread).
 func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir string) (harness.Thread, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -130,7 +160,7 @@ func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir 
 	}
 	if s.ProviderThread != "" {
 		err := fmt.Errorf("%w: the harness does not resume threads in a new process", jam.ErrNotImplemented)
-		if l.host.Manifest().Resume == harness.ResumeInProcess {
+		if r := l.host.Manifest().Resume; r == harness.ResumeInProcess || r == harness.ResumeAtLaunch {
 			err = l.host.Resume(ctx, harness.Thread(s.ProviderThread), dir)
 		}
 		if err == nil {

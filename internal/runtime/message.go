@@ -93,7 +93,7 @@ func (m *Manager) steer(ctx context.Context, s store.Session, msg store.SessionM
 		return Sent{}, false, err
 	}
 	m.mu.Lock()
-	l := m.hosts[holder(tmpl, s)]
+	l := m.hosts[holder(tmpl, s, m.manifest(tmpl))]
 	m.mu.Unlock()
 	if l == nil {
 		return Sent{}, false, nil

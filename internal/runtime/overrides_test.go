@@ -203,7 +203,7 @@ func TestSessionOverrides(t *testing.T) {
 			t.Parallel()
 			tm := store.Template{ID: "tmpl_x", Desired: tc.desired}
 			s := store.Session{ID: "sess_x", Overrides: tc.ov}
-			got := launchConfig(tm, s)
+			got := launchConfig(tm, s, harness.Manifest{Sessions: harness.SessionsMany}, "")
 			require.Equal(t, tc.wantCommand, got.Command)
 			require.Equal(t, tc.wantRepo, got.Repo)
 			require.Equal(t, tc.incompatible, tc.desired.Placement == jam.PlacementShared && tc.ov.DiffersPerProcess(got))

@@ -34,7 +34,12 @@
 // are the output stored and observed.
 // Steering reaches a running turn only when the process's Manifest says
 // Steer, and a provider thread is resumed only when it says
-// ResumeInProcess.
+// ResumeInProcess or ResumeAtLaunch. A harness whose Manifest
+// (Config.Manifest, known before any process starts) says Sessions one
+// gets a host per session, whatever the placement, started in the
+// session's worktree; when it resumes at launch, a host that replaces an
+// exited one is started on the session's provider thread, and if that
+// launch fails a fresh process starts and its new thread is recorded.
 //
 // An Observer (the daemon's event publisher) sees every recorded
 // transition of a turn, and the turn's streamed output while it runs, in
@@ -112,8 +117,13 @@ type Config struct {
 	Store     Store
 	Settler   Settler
 	Launch    Launcher
-	Minter    *jam.Minter
-	Logger    *slog.Logger
+	// Manifest says what a harness's processes can do, by the harness
+	// key, before one is started: a harness of one session per process
+	// gets a host per session, and one that resumes at launch is started
+	// on the session's thread. Nil: every harness holds many sessions.
+	Manifest func(harness string) (harness.Manifest, error)
+	Minter   *jam.Minter
+	Logger   *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// RetryDelay paces a session whose turn could not start (the agent

@@ -39,7 +39,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if err != nil {
 		return err
 	}
-	l, err := m.hostFor(ctx, tmpl, s)
+	l, err := m.hostFor(ctx, tmpl, s, wt.Path)
 	if errors.Is(err, jam.ErrIncompatible) {
 		return m.refuse(ctx, s, t, jam.ReasonPlacementIncompatible, err)
 	}

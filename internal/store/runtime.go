@@ -151,6 +151,13 @@ type TemplateConfig struct {
 	// stored.
 	Template jam.TemplateID `json:"-"`
 	Session  jam.SessionID  `json:"-"`
+	// Dir and Resume are set by the runtime for a harness whose process
+	// serves one session (Manifest Sessions one): Dir is the session's
+	// worktree, the process's working directory; Resume, for a harness
+	// that resumes at launch, the session's provider thread to start on
+	// ("" for a new one). Never stored.
+	Dir    string `json:"-"`
+	Resume string `json:"-"`
 }
 
 // EnvVar is one environment variable of an agent, its value sealed.
