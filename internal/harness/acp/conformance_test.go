@@ -67,7 +67,7 @@ func conformanceAgent() {
 			switch method {
 			case acp.MethodInitialize:
 				return map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{"loadSession": true},
-					"agentInfo": map[string]any{"name": "conformance", "version": "1"}}, nil
+					"agentInfo": map[string]any{"name": "conformance", "version": agentVersion()}}, nil
 			case acp.MethodSessionNew:
 				late.Wait()
 				mu.Lock()
@@ -146,6 +146,17 @@ func conformanceAgent() {
 	os.Exit(0)
 }
 
+// argvEnv, set, makes the conformance agent give its arguments as its
+// version.
+const argvEnv = "JAM_ACP_TEST_ARGV"
+
+func agentVersion() string {
+	if os.Getenv(argvEnv) != "" {
+		return strings.Join(os.Args[1:], " ")
+	}
+	return "1"
+}
+
 // conformance is the Subject of the scripted conformance agent.
 func conformance(t *testing.T) harnesstest.Subject {
 	return harnesstest.Subject{
@@ -191,6 +202,31 @@ func TestHarness_edges(t *testing.T) {
 func TestHarness_conformance(t *testing.T) {
 	t.Parallel()
 	harnesstest.Exercise(t, conformance)
+}
+
+// TestHarness_namedKinds: a named ACP kind registers under its name, its
+// manifest and its processes' say that name, and its arguments go after
+// the command; the zero Harness is acp and adds nothing.
+func TestHarness_namedKinds(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "acp", acp.Harness{}.Name())
+	require.Equal(t, "copilot", acp.Copilot.Name())
+	require.Equal(t, []string{"--acp", "--no-auto-update"}, acp.Copilot.Args)
+	require.Equal(t, "opencode", acp.OpenCode.Name())
+	require.Equal(t, []string{"acp"}, acp.OpenCode.Args)
+	for _, h := range []acp.Harness{{}, {Kind: "named", Args: []string{"-test.count=1"}}} {
+		require.Equal(t, h.Name(), h.Manifest().Harness)
+		s := conformance(t)
+		s.Spec.Logger = slog.New(slog.DiscardHandler)
+		s.Spec.Env = append(s.Spec.Env, argvEnv+"=1")
+		p, err := h.Launch(t.Context(), s.Spec)
+		require.NoError(t, err)
+		m := p.Manifest()
+		require.NoError(t, p.Stop(context.Background()))
+		require.Equal(t, h.Name(), m.Harness)
+		require.Equal(t, strings.TrimSpace("conformance -test.run=^$ "+strings.Join(h.Args, " ")), m.Agent, "the arguments after the command")
+		require.Equal(t, []string{os.Args[0], "-test.run=^$"}, s.Spec.Argv, "the spec's command is not changed")
+	}
 }
 
 // TestHarness_outcomeCarriesUsage: the tokens an ACP agent reports with

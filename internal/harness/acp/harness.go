@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/jamhq/jam/internal/harness"
@@ -12,29 +13,52 @@ import (
 // Name is the ACP harness's kind.
 const Name = "acp"
 
-// Harness is the ACP harness: harness.Harness over Start and Agent.
-type Harness struct{}
+// Harness is the ACP harness: harness.Harness over Start and Agent. The
+// zero Harness is the plain kind acp, which runs its command as given;
+// a named kind (Copilot, OpenCode) is one ACP agent's CLI, whose Args,
+// the CLI's own way of speaking ACP, go after the command.
+type Harness struct {
+	// Kind is the harness's name; "" is Name.
+	Kind string
+	// Args are appended to every command.
+	Args []string
+}
+
+// The ACP agents jam knows by name: the command names their executable
+// (and the person's own options), and these arguments make it speak ACP.
+var (
+	// Copilot is `copilot --acp`, kept from updating itself.
+	Copilot = Harness{Kind: "copilot", Args: []string{"--acp", "--no-auto-update"}}
+	// OpenCode is `opencode acp`.
+	OpenCode = Harness{Kind: "opencode", Args: []string{"acp"}}
+)
 
 var _ harness.Harness = Harness{}
 
 // Name implements harness.Harness.
-func (Harness) Name() string { return Name }
+func (h Harness) Name() string {
+	if h.Kind == "" {
+		return Name
+	}
+	return h.Kind
+}
 
 // Manifest implements harness.Harness: many sessions per process,
 // cancel (session/cancel), approvals (session/request_permission), no
 // steer (ACP cannot add input to a running prompt, so steering messages
 // queue for the next turn); resume in process where the agent loads
 // sessions, which its handshake says (Agent.Manifest).
-func (Harness) Manifest() harness.Manifest {
-	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
+func (h Harness) Manifest() harness.Manifest {
+	return harness.Manifest{Harness: h.Name(), Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
 		Resume: harness.ResumeInProcess, Interrupt: true, Approvals: true}
 }
 
 // Launch implements harness.Harness: it starts the agent and performs the
 // handshake; the process's errors hide spec.Secrets.
-func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
-	p := &process{prompts: map[string]func(harness.Update){}, secrets: spec.Secrets}
-	a, err := Start(ctx, Config{Command: spec.Argv, Dir: spec.Dir, Env: spec.Env, Executor: spec.Executor,
+func (h Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
+	p := &process{prompts: map[string]func(harness.Update){}, secrets: spec.Secrets, kind: h.Name()}
+	argv := append(slices.Clip(spec.Argv), h.Args...)
+	a, err := Start(ctx, Config{Command: argv, Dir: spec.Dir, Env: spec.Env, Executor: spec.Executor,
 		Writable: spec.Writable, ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork, Model: spec.Model,
 		Approve: spec.Approver(), OnUpdate: p.route, Logger: spec.Logger, InitTimeout: spec.HandshakeTimeout})
 	if err != nil {
@@ -51,9 +75,19 @@ type process struct {
 	*Agent
 	// secrets are hidden in the errors the process returns.
 	secrets []string
+	// kind is the harness's name, which the manifest says.
+	kind string
 
 	mu      sync.Mutex
 	prompts map[string]func(harness.Update) // guarded by mu: by session
+}
+
+// Manifest implements harness.Process: the agent's, under the harness's
+// name.
+func (p *process) Manifest() harness.Manifest {
+	m := p.Agent.Manifest()
+	m.Harness = p.kind
+	return m
 }
 
 // Open implements harness.Process (session/new).
