@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/shellwords"
 )
 
@@ -43,27 +44,36 @@ func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentA
 		opts.lookupEnv = os.LookupEnv
 	}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--command CMD [--harness acp] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]...]",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--harness KIND] [--command CMD] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]...",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
 agent's handle and its peer key ("profile/scope"), which other commands
 accept with --agent.
 
-With --command the agent is owned: jamd starts CMD (split like a shell
-would, nothing expanded) as an ACP agent and answers every message routed to
-it. Each room the agent is in gets its own session and working directory: a
+With --harness or --command the agent is owned: jamd starts CMD (split like
+a shell would, nothing expanded) and drives it through the harness KIND,
+answering every message routed to it. The kinds, and the command each runs
+when --command is not given:
+
+` + harnessKindsHelp() + `
+
+A named kind's command is the CLI's executable and your own options: jam
+adds the arguments that make it speak its protocol (copilot --acp
+--no-auto-update, opencode acp). --command without --harness is acp, an ACP
+agent started as given. Each room the agent is in gets its own session and working directory: a
 git worktree of --repo on the branch jam/<session>, or an empty directory.
 Both are checked before anything is registered: CMD's executable must be
 found (an absolute path, or on jamd's PATH) and be executable, and --repo
 must be a git repository; else the add fails with invalid_argument (exit
-code 2) saying which. A message the agent cannot serve later (its command
+code 2) saying which (for a kind's CLI that is missing, how to install
+it). A message the agent cannot serve later (its command
 gone, its repository no longer one, a turn failed or cancelled) shows in
 the room as failed with the reason, stays queued, and makes "jam agent
 list" show the agent degraded until a turn succeeds.
 --placement shared (the default) runs one process for all the agent's rooms;
 dedicated runs one per room. --permission answers the agent's permission
-requests (default reject). --model puts every session on that model (the
+requests (default reject), through each harness's own approval mechanism. --model puts every session on that model (the
 agent must offer it, else the session fails to start and says what the
 agent offers). --env adds a variable to the agent's environment:
 NAME=VALUE, or NAME alone to pass this command's value of NAME (which
@@ -99,8 +109,8 @@ with.`,
 	cmd.Flags().StringVar(&opts.Description, "description", "", "what the agent does, shown on Band")
 	cmd.Flags().StringVar(&opts.Account, "account", "", "account profile (default: the only account)")
 	cmd.Flags().StringVar(&opts.Key, "key", "", `import the existing agent with this API key ("-" reads it from stdin)`)
-	cmd.Flags().StringVar(&opts.Command, "command", "", "make the agent owned: the command that runs it (an ACP agent)")
-	cmd.Flags().StringVar(&opts.Harness, "harness", "acp", "how jamd drives an owned agent")
+	cmd.Flags().StringVar(&opts.Command, "command", "", "make the agent owned: the command that runs it (default: its harness's CLI)")
+	cmd.Flags().StringVar(&opts.Harness, "harness", "", "make the agent owned, driven as one of: "+harnessKindsFlag()+" (default acp with --command)")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "the repository owned sessions get worktrees of (absolute path)")
 	cmd.Flags().StringVar(&opts.Placement, "placement", "shared", "shared: one process for all rooms; dedicated: one per room")
 	cmd.Flags().StringVar(&opts.Permission, "permission", "reject", "answer to the agent's permission requests: allow or reject")
@@ -147,12 +157,20 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 		}
 	}
 	req := wire.AgentAddRequest{Name: opts.Name, Description: opts.Description, Account: opts.Account, Key: key}
-	if opts.Command != "" {
-		argv, err := shellwords.Split(opts.Command)
-		if err != nil {
-			return &usageError{err: fmt.Errorf("--command: %w", err)}
+	if opts.Command != "" || opts.Harness != "" {
+		var argv []string
+		if opts.Command != "" {
+			var err error
+			if argv, err = shellwords.Split(opts.Command); err != nil {
+				return &usageError{err: fmt.Errorf("--command: %w", err)}
+			}
 		}
-		req.Runtime = &wire.AgentRuntime{Harness: opts.Harness, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission,
+		kind := opts.Harness
+		if kind == "" {
+			kind = "acp" // a command alone is an ACP agent, as before kinds
+		}
+		var err error
+		req.Runtime = &wire.AgentRuntime{Harness: kind, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission,
 			Sandbox: opts.Sandbox, Network: opts.Network, ReadOnly: opts.ReadOnly}
 		if req.Runtime.Env, err = envEntries(opts.Env, opts.lookupEnv); err != nil {
 			return err
@@ -161,7 +179,7 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 			req.Runtime.HandshakeTimeout = opts.HandshakeTimeout.String()
 		}
 	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" || opts.Sandbox != "" || opts.Network != "" || len(opts.ReadOnly) > 0 {
-		return &usageError{err: fmt.Errorf("--env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command")}
+		return &usageError{err: fmt.Errorf("--env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command")}
 	}
 	client := newClient(opts.DataDir)
 	defer client.Close()
@@ -174,4 +192,35 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "added agent %s: handle %s, peer %s\n", agent.Name, agent.Handle, agent.Peer)
 	return nil
+}
+
+// harnessKindsHelp lists the harness kinds and their default commands,
+// one a line, for the help.
+func harnessKindsHelp() string {
+	var b strings.Builder
+	for i, k := range harness.Kinds {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if len(k.Command) == 0 {
+			fmt.Fprintf(&b, "  %-9s %s: needs --command", k.Name, k.CLI)
+			continue
+		}
+		fmt.Fprintf(&b, "  %-9s %s: %s (install: %s)", k.Name, k.CLI, strings.Join(k.Command, " "), k.Install)
+	}
+	return b.String()
+}
+
+// harnessKindsFlag lists the kinds with their default commands, for the
+// flag's line.
+func harnessKindsFlag() string {
+	parts := make([]string, 0, len(harness.Kinds))
+	for _, k := range harness.Kinds {
+		if len(k.Command) == 0 {
+			parts = append(parts, k.Name+" (needs --command)")
+			continue
+		}
+		parts = append(parts, k.Name+" (runs "+strings.Join(k.Command, " ")+")")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,13 +1,18 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/cli"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -78,7 +83,7 @@ func TestAgentAdd(t *testing.T) {
 			name:       "env without a command",
 			inv:        invocation{args: []string{"agent", "add", "alice", "--env", "A=1"}},
 			wantCode:   2,
-			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command\n",
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command\n",
 		},
 		{
 			name: "owned, sandboxed without network, with a read-only path",
@@ -92,7 +97,21 @@ func TestAgentAdd(t *testing.T) {
 			name:       "sandbox without a command",
 			inv:        invocation{args: []string{"agent", "add", "alice", "--sandbox", "local"}},
 			wantCode:   2,
-			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --command\n",
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command\n",
+		},
+		{
+			name: "a harness kind alone is owned, its command the daemon's default",
+			backend: addAgent(t, wire.AgentAddRequest{Name: "alice", Runtime: &wire.AgentRuntime{Harness: "copilot",
+				Model: "gpt-5", Placement: "shared", Permission: "allow"}}),
+			inv:        invocation{args: []string{"agent", "add", "alice", "--harness", "copilot", "--model", "gpt-5", "--permission", "allow"}},
+			wantStdout: "added agent alice: handle alice-3f2, peer band/alice\n",
+		},
+		{
+			name: "a harness kind with a command of one's own",
+			backend: addAgent(t, wire.AgentAddRequest{Name: "alice", Runtime: &wire.AgentRuntime{Harness: "opencode", Command: []string{"/opt/oc/opencode", "--pure"},
+				Placement: "shared", Permission: "reject"}}),
+			inv:        invocation{args: []string{"agent", "add", "alice", "--harness", "opencode", "--command", "/opt/oc/opencode --pure"}},
+			wantStdout: "added agent alice: handle alice-3f2, peer band/alice\n",
 		},
 		{
 			name:       "bad handshake timeout",
@@ -110,6 +129,23 @@ func TestAgentAdd(t *testing.T) {
 			wantStderr: "jam: add agent alice: agent alice: already exists (already_exists)\n",
 		},
 	})
+}
+
+// TestAgentAdd_helpListsHarnessKinds: the help names every kind with the
+// command it runs by default, from the one table the daemon uses.
+func TestAgentAdd_helpListsHarnessKinds(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	code := cli.Main(t.Context(), []string{"agent", "add", "--help"}, &cli.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, cli.Deps{})
+	require.Equal(t, 0, code, out.String())
+	for _, k := range harness.Kinds {
+		require.Contains(t, out.String(), k.Name, k.Name)
+		if len(k.Command) > 0 {
+			require.Contains(t, out.String(), k.Install, k.Name)
+			require.Contains(t, out.String(), k.Name+" (runs "+k.Command[0]+")", "the flag's line names %s's default", k.Name)
+		}
+	}
+	require.Contains(t, out.String(), "acp (needs --command)")
 }
 
 func TestAgentList(t *testing.T) {

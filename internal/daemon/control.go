@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jamhq/jam/internal/agentconf"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
-	gitcli "github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -230,60 +228,6 @@ func (m *messaging) serveOwnedRoom(ctx context.Context, ws jam.WorkspaceID, key 
 	}
 }
 
-// checkRunnable refuses, up front, a runtime configuration that could not
-// serve a message: a command whose executable is not found (absolute, or
-// on jamd's PATH, which the agent's environment carries) or not
-// executable, and a repository that is not a git repository.
-func checkRunnable(ctx context.Context, c store.TemplateConfig, command, repo bool) error {
-	if command && len(c.Command) > 0 {
-		if err := checkCommand(c.Command[0]); err != nil {
-			return err
-		}
-	}
-	if repo && c.Repo != "" {
-		if err := checkRepo(ctx, c.Repo); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkCommand finds an agent's executable as its start would.
-func checkCommand(name string) error {
-	if !strings.ContainsRune(name, '/') {
-		if _, err := exec.LookPath(name); err != nil {
-			return fmt.Errorf("%w: command %q is not found on jamd's PATH (give an absolute path, or install it)", jam.ErrInvalid, name)
-		}
-		return nil
-	}
-	fi, err := os.Stat(name)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%w: command %q does not exist", jam.ErrInvalid, name)
-	case fi.IsDir():
-		return fmt.Errorf("%w: command %q is a directory", jam.ErrInvalid, name)
-	case fi.Mode().Perm()&0o111 == 0:
-		return fmt.Errorf("%w: command %q is not executable", jam.ErrInvalid, name)
-	}
-	return nil
-}
-
-// checkRepo requires a git repository at dir (git rev-parse, hardened).
-func checkRepo(ctx context.Context, dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: repository %q is not a directory", jam.ErrInvalid, dir)
-	}
-	ok, err := gitcli.IsRepository(ctx, dir)
-	if err != nil {
-		return fmt.Errorf("%w: repository %q: %v", jam.ErrInvalid, dir, err)
-	}
-	if !ok {
-		return fmt.Errorf("%w: repository %q is not a git repository", jam.ErrInvalid, dir)
-	}
-	return nil
-}
-
 func wireBinding(b store.Binding) wire.Binding {
 	return wire.Binding{ID: string(b.ID), Peer: b.Peer.String(), Room: string(b.Room), Alias: b.Alias, SessionID: string(b.SessionID), Mode: string(b.Mode), Created: b.CreatedAt}
 }
@@ -295,15 +239,15 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	ws := d.workspace.ID
 	key := r.Key
+	tid := jam.New[jam.TemplateID](d.minter)
+	var rtc *store.TemplateConfig
 	if r.Runtime != nil {
 		// Before anything is registered on Band.
-		c, err := runtimeConfig(r.Runtime)
+		c, err := d.msg.conf().Add(ctx, tid, runtimeRequest(*r.Runtime))
 		if err != nil {
 			return wire.Agent{}, err
 		}
-		if err := checkRunnable(ctx, c, true, true); err != nil {
-			return wire.Agent{}, err
-		}
+		rtc = &c
 	}
 	var agentID, handle, name string
 	if key != "" {
@@ -345,24 +289,6 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	if r.Name != "" {
 		name = r.Name
-	}
-	var rtc *store.TemplateConfig
-	tid := jam.New[jam.TemplateID](d.minter)
-	if r.Runtime != nil {
-		if r.Runtime.Sandbox == "" {
-			r.Runtime.Sandbox = d.msg.sandbox // shown in reads
-		}
-		c, err := runtimeConfig(r.Runtime)
-		if err != nil {
-			return wire.Agent{}, err
-		}
-		if c.Env, err = templateEnv(d.msg.box, ws, tid, r.Runtime.Env); err != nil {
-			return wire.Agent{}, err
-		}
-		if len(c.Env) > 0 {
-			c.EnvTemplate = tid
-		}
-		rtc = &c
 	}
 	pk := jam.PeerKey{Profile: acct.Profile, Scope: scopeOf(name)}
 	if err := pk.Validate(); err != nil {
@@ -494,7 +420,7 @@ func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest
 		return err
 	}
 	if r.Overrides.Repo != "" {
-		if err := checkRepo(ctx, r.Overrides.Repo); err != nil {
+		if err := agentconf.CheckRepo(ctx, r.Overrides.Repo); err != nil {
 			return err
 		}
 	}

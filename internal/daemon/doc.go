@@ -13,8 +13,11 @@
 // default where it works, showing an agent only the system directories,
 // its worktrees and their git directories, its own home and temporary
 // directory and the paths its command names, never the rest of the data
-// directory; and always with an allowlisted environment (env.go), never
-// jamd's own secrets.
+// directory; and always with an allowlisted environment
+// (agentconf.AgentEnv), never jamd's own secrets. Adding and configuring an
+// owned agent (its harness and default command, keys, environment sealing)
+// are package agentconf's use cases; this package calls them and stores
+// what they return.
 //
 // No agent process outlives jamd (stop.go, and package executor's doc for
 // what guarantees what): each dies with jamd's process, each group is

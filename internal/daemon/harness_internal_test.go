@@ -5,24 +5,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jamhq/jam/internal/api/wire"
-	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/harness"
 )
 
-// TestRuntimeConfig_harnessFromTheRegistry: the harness key is checked
-// against the registered harnesses (acp by default), an unknown one is
-// invalid and the error names the known ones; the permission policy is
-// the harness-neutral one.
-func TestRuntimeConfig_harnessFromTheRegistry(t *testing.T) {
+// TestHarnesses_registered: owned agents can run the plain acp kind and
+// the named ACP kinds, and every registered harness is a kind of
+// harness.Kinds, so its default command and install hint are known.
+func TestHarnesses_registered(t *testing.T) {
 	t.Parallel()
-	c, err := runtimeConfig(&wire.AgentRuntime{Command: []string{"agent"}})
-	require.NoError(t, err)
-	require.Equal(t, "acp", c.Harness)
-	require.Equal(t, "reject", c.Permission)
-	_, err = runtimeConfig(&wire.AgentRuntime{Harness: "codex", Command: []string{"agent"}})
-	require.ErrorIs(t, err, jam.ErrInvalid)
-	require.ErrorContains(t, err, `harness "codex" (want acp)`)
-	_, err = runtimeConfig(&wire.AgentRuntime{Command: []string{"agent"}, Permission: "maybe"})
-	require.ErrorIs(t, err, jam.ErrInvalid)
-	require.Equal(t, []string{"acp"}, harnesses.Names())
+	names := harnesses.Names()
+	require.Subset(t, names, []string{"acp", "copilot", "opencode"})
+	for _, n := range names {
+		_, ok := harness.KindOf(n)
+		require.True(t, ok, "harness %s is not in harness.Kinds", n)
+		h, err := harnesses.Get(n)
+		require.NoError(t, err)
+		require.Equal(t, n, h.Manifest().Harness)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jamhq/jam/internal/agentconf"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/executor"
@@ -19,7 +20,6 @@ import (
 	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
-	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -68,8 +68,8 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 }
 
 // harnesses are the harnesses an owned agent can run, by the harness
-// configuration key.
-var harnesses = harness.NewRegistry(acp.Harness{}, claude.Harness{})
+// configuration key (their default commands: harness.Kinds).
+var harnesses = harness.NewRegistry(acp.Harness{}, acp.Copilot, acp.OpenCode, claude.Harness{})
 
 // harnessManifest is what a harness's processes can do, by its key.
 func harnessManifest(name string) (harness.Manifest, error) {
@@ -78,6 +78,25 @@ func harnessManifest(name string) (harness.Manifest, error) {
 		return harness.Manifest{}, err
 	}
 	return h.Manifest(), nil
+}
+
+// conf is the agent configuration use cases over this daemon's key and
+// default sandbox (known once the runtime started).
+func (m *messaging) conf() agentconf.Conf {
+	return agentconf.Conf{Harnesses: harnesses, Box: m.box, Workspace: m.d.workspace.ID, Sandbox: m.sandbox}
+}
+
+// wireRuntime is the wire form of a stored configuration.
+func wireRuntime(c store.TemplateConfig) wire.AgentRuntime {
+	r := agentconf.Of(c)
+	return wire.AgentRuntime{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo, Placement: r.Placement, Permission: r.Permission,
+		EnvNames: agentconf.EnvNames(c.Env), HandshakeTimeout: r.HandshakeTimeout, Sandbox: r.Sandbox, Network: r.Network, ReadOnly: r.ReadOnly}
+}
+
+// runtimeRequest is the use cases' form of a wire runtime request.
+func runtimeRequest(w wire.AgentRuntime) agentconf.Runtime {
+	return agentconf.Runtime{Harness: w.Harness, Command: w.Command, Model: w.Model, Repo: w.Repo, Placement: w.Placement, Permission: w.Permission,
+		Env: w.Env, HandshakeTimeout: w.HandshakeTimeout, Sandbox: w.Sandbox, Network: w.Network, ReadOnly: w.ReadOnly}
 }
 
 // launch starts an agent process for a configuration through its harness:
@@ -91,7 +110,7 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 		return nil, err
 	}
 	// Named in words under every executor (bwrap only says it exited).
-	if err := checkRunnable(ctx, cfg, true, false); err != nil {
+	if err := m.conf().CheckRunnable(ctx, cfg, true, false); err != nil {
 		return nil, err
 	}
 	ex, err := executorFor(cfg.Sandbox, m.sandbox)
@@ -103,7 +122,7 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 	if err != nil {
 		return nil, err
 	}
-	env, err := agentEnv(m.box, m.d.workspace.ID, cfg, area.home, area.tmp)
+	env, err := agentconf.AgentEnv(m.box, m.d.workspace.ID, cfg, area.home, area.tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +133,7 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 		dir = cfg.Dir
 	}
 	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env,
-		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: templateValues(env, len(cfg.Env)),
+		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: agentconf.TemplateValues(env, len(cfg.Env)),
 		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission),
 		Resume: harness.Thread(cfg.Resume)})
 }
@@ -170,8 +189,7 @@ func sessionOverrides(c store.TemplateConfig, w wire.SessionOverrides) (store.Se
 	if w.Command != nil && len(w.Command) == 0 {
 		return ov, fmt.Errorf("%w: the room's command is empty", jam.ErrInvalid)
 	}
-	rt := wireRuntime(ov.Apply(c))
-	if _, err := runtimeConfig(&rt); err != nil {
+	if _, err := agentconf.Validate(harnesses, agentconf.Of(ov.Apply(c))); err != nil {
 		return ov, fmt.Errorf("room configuration: %w", err)
 	}
 	if c.Placement != jam.PlacementDedicated {
@@ -254,86 +272,4 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 // sameOverrides reports whether two sessions' overrides are alike.
 func sameOverrides(a, b store.SessionOverrides) bool {
 	return a.Repo == b.Repo && slices.Equal(a.Command, b.Command)
-}
-
-// runtimeConfig validates an agent's runtime request. The request's
-// environment is validated but not returned: its values are sealed for the
-// template they belong to (templateEnv), and a read's EnvNames are ignored.
-func runtimeConfig(r *wire.AgentRuntime) (store.TemplateConfig, error) {
-	c := store.TemplateConfig{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo,
-		Placement: jam.Placement(r.Placement), Permission: r.Permission}
-	if c.Harness == "" {
-		c.Harness = acp.Name
-	}
-	if _, err := harnesses.Get(c.Harness); err != nil {
-		return c, err
-	}
-	if len(c.Command) == 0 || strings.TrimSpace(c.Command[0]) == "" {
-		return c, fmt.Errorf("%w: an owned agent needs a command", jam.ErrInvalid)
-	}
-	if c.Placement == "" {
-		c.Placement = jam.PlacementShared
-	}
-	if _, err := jam.ParseEnum("placement", string(c.Placement), jam.Placements); err != nil {
-		return c, err
-	}
-	if c.Permission == "" {
-		c.Permission = string(harness.PolicyReject)
-	}
-	if _, err := harness.ParsePolicy(c.Permission); err != nil {
-		return c, err
-	}
-	if c.Repo != "" {
-		if !filepath.IsAbs(c.Repo) {
-			return c, fmt.Errorf("%w: repository %q is not an absolute path", jam.ErrInvalid, c.Repo)
-		}
-	}
-	if _, err := requestEnv(r.Env); err != nil {
-		return c, err
-	}
-	d, err := parseHandshakeTimeout(r.HandshakeTimeout)
-	if err != nil {
-		return c, err
-	}
-	c.HandshakeTimeout = d
-	if r.Sandbox != "" {
-		if c.Sandbox, err = executor.ParseName(r.Sandbox); err != nil {
-			return c, err
-		}
-	}
-	if c.NoNetwork, err = parseNetwork(r.Network); err != nil {
-		return c, err
-	}
-	if c.NoNetwork && c.Sandbox == executor.Local {
-		return c, fmt.Errorf("%w: network=off needs sandbox=bwrap (the local executor cannot cut an agent off the network)", jam.ErrInvalid)
-	}
-	for _, p := range r.ReadOnly {
-		if !filepath.IsAbs(p) || filepath.Clean(p) == "/" || strings.ContainsRune(p, 0) {
-			return c, fmt.Errorf("%w: read-only path %q is not an absolute path below /", jam.ErrInvalid, p)
-		}
-		c.ReadOnly = append(c.ReadOnly, filepath.Clean(p))
-	}
-	return c, nil
-}
-
-// templateEnv seals the NAME=VALUE entries of a runtime request for a
-// template.
-func templateEnv(box *secret.Box, ws jam.WorkspaceID, tmpl jam.TemplateID, entries []string) ([]store.EnvVar, error) {
-	edits, err := requestEnv(entries)
-	if err != nil {
-		return nil, err
-	}
-	return applyEnv(box, ws, tmpl, nil, edits)
-}
-
-// templateValues are the values of the last n entries of env: the
-// template's own variables, which agentEnv appends.
-func templateValues(env []string, n int) []string {
-	var out []string
-	for _, kv := range env[max(len(env)-n, 0):] {
-		if _, v, ok := strings.Cut(kv, "="); ok && v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

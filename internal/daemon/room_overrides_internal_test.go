@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/agentconf"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -63,7 +64,7 @@ func TestSessionOverrides(t *testing.T) {
 }
 
 // FuzzSessionOverrides: whatever a room asks for, an accepted answer is a
-// configuration the agent's placement can run and runtimeConfig accepts,
+// configuration the agent's placement can run and agentconf.Validate accepts,
 // and a refusal carries a stable code.
 func FuzzSessionOverrides(f *testing.F) {
 	f.Add(false, "", "", "")
@@ -96,8 +97,7 @@ func FuzzSessionOverrides(f *testing.F) {
 		if got.DiffersPerProcess(c) && !dedicated {
 			t.Fatalf("accepted a command the shared process does not run")
 		}
-		rt := wireRuntime(got.Apply(c))
-		if _, err := runtimeConfig(&rt); err != nil {
+		if _, err := agentconf.Validate(harnesses, agentconf.Of(got.Apply(c))); err != nil {
 			t.Fatalf("accepted %+v, which is not a valid configuration: %v", got, err)
 		}
 	})

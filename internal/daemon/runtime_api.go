@@ -4,23 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
-	"github.com/jamhq/jam/internal/shellwords"
 	"github.com/jamhq/jam/internal/store"
 )
-
-func wireRuntime(c store.TemplateConfig) wire.AgentRuntime {
-	return wire.AgentRuntime{Harness: c.Harness, Command: c.Command, Model: c.Model, Repo: c.Repo, Placement: string(c.Placement), Permission: c.Permission,
-		EnvNames: envNames(c.Env), HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout),
-		Sandbox: c.Sandbox, Network: formatNetwork(c.NoNetwork), ReadOnly: c.ReadOnly}
-}
 
 func wireRuntimeStatus(t store.Template) *wire.AgentRuntimeStatus {
 	return &wire.AgentRuntimeStatus{Template: string(t.ID), Desired: wireRuntime(t.Desired), DesiredGeneration: t.DesiredGeneration,
@@ -322,79 +312,12 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
 	}
-	rt := wireRuntime(t.Desired)
-	keys := make([]string, 0, len(r.Set))
-	for k := range r.Set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var changes []string
-	var edits []envEdit
-	for _, k := range keys {
-		v := r.Set[k]
-		if name, ok, err := envConfigKey(k); ok {
-			// env.NAME=VALUE sets a variable, env.NAME= unsets it; the
-			// value is never echoed.
-			if err != nil {
-				return wire.AgentRuntimeStatus{}, err
-			}
-			edits = append(edits, envEdit{Name: name, Value: v, Unset: v == ""})
-			changes = append(changes, k)
-			continue
-		}
-		switch k {
-		case "command":
-			argv, err := shellwords.Split(v)
-			if err != nil {
-				return wire.AgentRuntimeStatus{}, err
-			}
-			rt.Command = argv
-		case "model":
-			rt.Model = v
-		case "repo":
-			rt.Repo = v
-		case "placement":
-			rt.Placement = v
-		case "permission":
-			rt.Permission = v
-		case "handshake_timeout":
-			rt.HandshakeTimeout = v
-		case "sandbox":
-			rt.Sandbox = v
-			if v == "" {
-				rt.Sandbox = d.msg.sandbox
-			}
-		case "network":
-			rt.Network = v
-		case "read_only":
-			rt.ReadOnly = nil
-			if v != "" {
-				rt.ReadOnly = filepath.SplitList(v)
-			}
-		default:
-			return wire.AgentRuntimeStatus{}, fmt.Errorf("%w: unknown runtime key %q (known: command, model, repo, placement, permission, handshake_timeout, sandbox, network, read_only, env.NAME)", jam.ErrInvalid, k)
-		}
-		changes = append(changes, k+"="+v)
-	}
-	c, err := runtimeConfig(&rt)
+	c, change, err := d.msg.conf().Configure(ctx, t, r.Set)
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
 	}
-	_, cmd := r.Set["command"]
-	_, repo := r.Set["repo"]
-	if err := checkRunnable(ctx, c, cmd, repo); err != nil {
-		return wire.AgentRuntimeStatus{}, err
-	}
-	// The environment stays sealed: unchanged values are carried over as
-	// they are, changed ones are sealed anew.
-	if c.Env, err = applyEnv(d.msg.box, d.workspace.ID, t.ID, t.Desired.Env, edits); err != nil {
-		return wire.AgentRuntimeStatus{}, err
-	}
-	if len(c.Env) > 0 {
-		c.EnvTemplate = t.ID
-	}
 	t, err = d.store.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: d.workspace.ID, ID: t.ID, Desired: c,
-		Change: strings.Join(changes, ", "), At: time.Now()})
+		Change: change, At: time.Now()})
 	if err != nil {
 		return wire.AgentRuntimeStatus{}, err
 	}

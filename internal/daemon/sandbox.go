@@ -24,7 +24,7 @@ import (
 // else of jam's data directory (no daemon.key, api.token, control socket,
 // hub, other agents' worktrees); local, the fallback and an explicit
 // opt-out, runs it with jamd's own view of the files. Under both, its
-// environment is an allowlist (agentEnv) and its home is its own:
+// environment is an allowlist (agentconf.AgentEnv) and its home is its own:
 //
 //	<data>/agents/<template or session>/home, …/tmp
 //	<data>/worktrees/<template>/<session>  (worktrees made since sandboxes)
@@ -35,12 +35,6 @@ import (
 
 // agentDir holds the agents' homes and temporary directories.
 const agentDir = "agents"
-
-// Values of the network key.
-const (
-	networkOn  = "on"
-	networkOff = "off"
-)
 
 // defaultSandbox is the executor of agents that name none: bwrap where it
 // works here, else local, said once, at start, in one warning line.
@@ -71,24 +65,6 @@ func executorFor(name, def string) (executor.Executor, error) {
 	}
 	_, err := executor.ParseName(name)
 	return nil, err
-}
-
-// parseNetwork reads the network key ("" is on).
-func parseNetwork(s string) (noNetwork bool, err error) {
-	switch s {
-	case "", networkOn:
-		return false, nil
-	case networkOff:
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: network %q (want on or off)", jam.ErrInvalid, s)
-}
-
-func formatNetwork(noNetwork bool) string {
-	if noNetwork {
-		return networkOff
-	}
-	return networkOn
 }
 
 // agentSpec is where an agent's process runs and what it may touch, built

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,85 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 )
-
-// TestRuntimeConfig_sandboxKeys: the sandbox, network and read_only keys of
-// a runtime request, valid and not.
-func TestRuntimeConfig_sandboxKeys(t *testing.T) {
-	t.Parallel()
-	for name, tc := range map[string]struct {
-		rt        wire.AgentRuntime
-		sandbox   string
-		noNetwork bool
-		readOnly  []string
-		invalid   bool
-	}{
-		"defaults":                {rt: wire.AgentRuntime{}},
-		"bwrap":                   {rt: wire.AgentRuntime{Sandbox: "bwrap"}, sandbox: "bwrap"},
-		"local":                   {rt: wire.AgentRuntime{Sandbox: "local"}, sandbox: "local"},
-		"network on":              {rt: wire.AgentRuntime{Network: "on"}},
-		"network off":             {rt: wire.AgentRuntime{Sandbox: "bwrap", Network: "off"}, sandbox: "bwrap", noNetwork: true},
-		"read-only paths cleaned": {rt: wire.AgentRuntime{ReadOnly: []string{"/opt/tools/", "/srv//m"}}, readOnly: []string{"/opt/tools", "/srv/m"}},
-		"unknown sandbox":         {rt: wire.AgentRuntime{Sandbox: "docker"}, invalid: true},
-		"sandbox case":            {rt: wire.AgentRuntime{Sandbox: "Bwrap"}, invalid: true},
-		"unknown network":         {rt: wire.AgentRuntime{Network: "no"}, invalid: true},
-		"local cannot cut":        {rt: wire.AgentRuntime{Sandbox: "local", Network: "off"}, invalid: true},
-		"relative read-only":      {rt: wire.AgentRuntime{ReadOnly: []string{"tools"}}, invalid: true},
-		"root read-only":          {rt: wire.AgentRuntime{ReadOnly: []string{"/"}}, invalid: true},
-		"root in disguise":        {rt: wire.AgentRuntime{ReadOnly: []string{"/usr/.."}}, invalid: true},
-		"NUL in read-only":        {rt: wire.AgentRuntime{ReadOnly: []string{"/a\x00b"}}, invalid: true},
-	} {
-		tc.rt.Command = []string{"agent"}
-		c, err := runtimeConfig(&tc.rt)
-		if tc.invalid {
-			require.ErrorIs(t, err, jam.ErrInvalid, name)
-			continue
-		}
-		require.NoError(t, err, name)
-		require.Equal(t, tc.sandbox, c.Sandbox, name)
-		require.Equal(t, tc.noNetwork, c.NoNetwork, name)
-		require.Equal(t, tc.readOnly, c.ReadOnly, name)
-		// A read round-trips.
-		back := wireRuntime(c)
-		c2, err := runtimeConfig(&back)
-		require.NoError(t, err, name)
-		require.Equal(t, c.Sandbox, c2.Sandbox, name)
-		require.Equal(t, c.NoNetwork, c2.NoNetwork, name)
-		require.Equal(t, c.ReadOnly, c2.ReadOnly, name)
-	}
-}
-
-func FuzzRuntimeConfigSandbox(f *testing.F) {
-	f.Add("bwrap", "off", "/opt/tools")
-	f.Add("local", "on", "")
-	f.Add("x", "", "/")
-	f.Fuzz(func(t *testing.T, sandbox, network, ro string) {
-		rt := wire.AgentRuntime{Command: []string{"agent"}, Sandbox: sandbox, Network: network}
-		if ro != "" {
-			rt.ReadOnly = filepath.SplitList(ro)
-		}
-		c, err := runtimeConfig(&rt)
-		if err != nil {
-			if !errors.Is(err, jam.ErrInvalid) {
-				t.Fatalf("error is not invalid: %v", err)
-			}
-			return
-		}
-		if c.Sandbox != "" && c.Sandbox != "bwrap" && c.Sandbox != "local" {
-			t.Fatalf("sandbox %q accepted", c.Sandbox)
-		}
-		if c.NoNetwork && c.Sandbox == "local" {
-			t.Fatal("local without network accepted")
-		}
-		for _, p := range c.ReadOnly {
-			if !filepath.IsAbs(p) || p == "/" || strings.ContainsRune(p, 0) {
-				t.Fatalf("read-only path %q accepted", p)
-			}
-		}
-	})
-}
 
 // TestOverlaps: a path in the data directory, or holding it, is never
 // given to a sandbox.

@@ -1,4 +1,4 @@
-package daemon
+package agentconf
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 )
 
 // An owned agent's environment: the template adds variables to an
-// allowlist of jamd's own environment (agentEnv; a variable of the
+// allowlist of jamd's own environment (AgentEnv; a variable of the
 // template wins). Their values are often credentials, so they are sealed with the
 // daemon's key as soon as they arrive, bound to the template and the
 // variable's name (a sealed value copied to another template or renamed
@@ -108,7 +108,7 @@ func parseHandshakeTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// formatHandshakeTimeout is the wire form of a handshake timeout.
+// formatHandshakeTimeout is the request form of a handshake timeout.
 func formatHandshakeTimeout(d time.Duration) string {
 	if d == 0 {
 		return ""
@@ -195,8 +195,8 @@ func requestEnv(entries []string) ([]envEdit, error) {
 	return edits, nil
 }
 
-// envNames lists the variables' names, for reads.
-func envNames(env []store.EnvVar) []string {
+// EnvNames lists the variables' names, for reads.
+func EnvNames(env []store.EnvVar) []string {
 	if len(env) == 0 {
 		return nil
 	}
@@ -212,12 +212,12 @@ func envNames(env []store.EnvVar) []string {
 // jamd's reaches an agent: not JAM_BAND_KEY, not a cloud credential.
 var agentEnvAllowed = []string{"PATH", "LANG", "TERM", "TZ"}
 
-// agentEnv is the environment an agent process starts with: the
+// AgentEnv is the environment an agent process starts with: the
 // allowlisted variables of jamd's own, HOME and TMPDIR naming the agent's
 // own directories, then the template's variables, opened (last, so a
 // variable of the template wins, exec keeping the last of duplicate
 // names).
-func agentEnv(box *secret.Box, ws jam.WorkspaceID, cfg store.TemplateConfig, home, tmp string) ([]string, error) {
+func AgentEnv(box *secret.Box, ws jam.WorkspaceID, cfg store.TemplateConfig, home, tmp string) ([]string, error) {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -234,4 +234,26 @@ func agentEnv(box *secret.Box, ws jam.WorkspaceID, cfg store.TemplateConfig, hom
 		env = append(env, v.Name+"="+string(value))
 	}
 	return env, nil
+}
+
+// templateEnv seals the NAME=VALUE entries of a runtime request for a
+// template.
+func templateEnv(box *secret.Box, ws jam.WorkspaceID, tmpl jam.TemplateID, entries []string) ([]store.EnvVar, error) {
+	edits, err := requestEnv(entries)
+	if err != nil {
+		return nil, err
+	}
+	return applyEnv(box, ws, tmpl, nil, edits)
+}
+
+// TemplateValues are the values of the last n entries of env: the
+// template's own variables, which AgentEnv appends.
+func TemplateValues(env []string, n int) []string {
+	var out []string
+	for _, kv := range env[max(len(env)-n, 0):] {
+		if _, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

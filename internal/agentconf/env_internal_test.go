@@ -1,4 +1,4 @@
-package daemon
+package agentconf
 
 import (
 	"errors"
@@ -144,7 +144,7 @@ func TestApplyEnv(t *testing.T) {
 	const ws, tmpl = jam.WorkspaceID("ws_1"), jam.TemplateID("tmpl_1")
 	env, err := templateEnv(box, ws, tmpl, []string{"B=secret-b", "A=secret-a"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"B", "A"}, envNames(env))
+	require.Equal(t, []string{"B", "A"}, EnvNames(env))
 	for _, v := range env {
 		require.NotContains(t, string(v.Sealed), "secret", "sealed, not plain")
 	}
@@ -153,13 +153,13 @@ func TestApplyEnv(t *testing.T) {
 
 	env2, err := applyEnv(box, ws, tmpl, env, []envEdit{{Name: "C", Value: "c"}, {Name: "B", Value: "new-b"}, {Name: "A", Unset: true}, {Name: "Z", Unset: true}})
 	require.NoError(t, err)
-	require.Equal(t, []string{"B", "C"}, envNames(env2))
-	require.Equal(t, []string{"B", "A"}, envNames(env), "the input is not changed")
+	require.Equal(t, []string{"B", "C"}, EnvNames(env2))
+	require.Equal(t, []string{"B", "A"}, EnvNames(env), "the input is not changed")
 
 	cfg := store.TemplateConfig{Env: env2, EnvTemplate: tmpl}
 	cfg.Env, err = applyEnv(box, ws, tmpl, cfg.Env, []envEdit{{Name: "HOME", Value: "from-template"}})
 	require.NoError(t, err)
-	got, err := agentEnv(box, ws, cfg, "/agent/home", "/agent/tmp")
+	got, err := AgentEnv(box, ws, cfg, "/agent/home", "/agent/tmp")
 	require.NoError(t, err)
 	require.Contains(t, got, "B=new-b")
 	require.Contains(t, got, "C=c")
@@ -174,7 +174,7 @@ func TestApplyEnv(t *testing.T) {
 	}
 	require.Equal(t, "from-template", last, "the template's variable comes last, so it wins")
 
-	none, err := agentEnv(box, ws, store.TemplateConfig{}, "/h", "/t")
+	none, err := AgentEnv(box, ws, store.TemplateConfig{}, "/h", "/t")
 	require.NoError(t, err)
 	require.NotNil(t, none, "never nil: nil would inherit jamd's environment")
 
@@ -184,10 +184,10 @@ func TestApplyEnv(t *testing.T) {
 		"other template": {Env: env2[:1], EnvTemplate: "tmpl_2"},
 		"renamed":        {Env: []store.EnvVar{{Name: "X", Sealed: env2[0].Sealed}}, EnvTemplate: tmpl},
 	} {
-		_, err := agentEnv(box, ws, c, "/h", "/t")
+		_, err := AgentEnv(box, ws, c, "/h", "/t")
 		require.ErrorIs(t, err, secret.ErrCorrupt, name)
 	}
-	_, err = agentEnv(testEnvBox(t), ws, cfg, "/h", "/t")
+	_, err = AgentEnv(testEnvBox(t), ws, cfg, "/h", "/t")
 	require.ErrorIs(t, err, secret.ErrCorrupt, "another key")
 
 	many := make([]envEdit, maxEnvVars+1)
