@@ -146,6 +146,16 @@ func (o *OpenCode) Command() []string {
 	return append([]string{"unshare", "-n"}, BridgeCommand(o.sock, o.addr, argv...)...)
 }
 
+// KindCommand is Command for the opencode harness kind, which adds `acp`
+// itself: `opencode --pure`, isolated when possible.
+func (o *OpenCode) KindCommand() []string {
+	argv := []string{o.Binary, "--pure"}
+	if !o.Isolated {
+		return argv
+	}
+	return append([]string{"unshare", "-n"}, BridgeCommand(o.sock, o.addr, argv...)...)
+}
+
 // openCodeEnv is the environment of one opencode run.
 func openCodeEnv(home, baseURL string) []string {
 	config := map[string]any{

@@ -62,9 +62,12 @@ type AgentAddRequest struct {
 
 // AgentRuntime is an owned agent's runtime configuration.
 type AgentRuntime struct {
-	// Harness is the adapter; "acp" today.
+	// Harness is the harness kind (harness.Kinds: claude, codex, copilot,
+	// opencode, acp; "" is acp). Without Command a kind runs its CLI from
+	// jamd's PATH; acp needs a Command.
 	Harness string `json:"harness"`
-	// Command is the agent's argv.
+	// Command is the agent's argv: for a named kind its CLI and the
+	// person's own options (the adapter adds its protocol arguments).
 	Command   []string `json:"command"`
 	Model     string   `json:"model,omitempty"`
 	Repo      string   `json:"repo,omitempty"`

@@ -263,7 +263,8 @@ func (b *syncBuffer) String() string {
 }
 
 // TestOpenCode_conformance runs the seam's suite against the real
-// `opencode acp` and the fake model (JAM_REQUIRE_OPENCODE=1 requires it):
+// `opencode acp`, through the opencode kind (which adds `acp` to the
+// command), and the fake model (JAM_REQUIRE_OPENCODE=1 requires it):
 // each case has its model and its process; the model echoes a prompt
 // unless the case queues a slow answer or a bash call.
 func TestOpenCode_conformance(t *testing.T) {
@@ -279,8 +280,8 @@ func TestOpenCode_conformance(t *testing.T) {
 		}
 		const echo, slowPrompt, approve = "say hello", "take your time", "make a file"
 		return harnesstest.Subject{
-			Harness: acp.Harness{},
-			Spec: harness.LaunchSpec{Argv: oc.Command(), Executor: local.New(), Dir: gitWorktree(t), Env: oc.Env,
+			Harness: acp.OpenCode,
+			Spec: harness.LaunchSpec{Argv: oc.KindCommand(), Executor: local.New(), Dir: gitWorktree(t), Env: oc.Env,
 				Model: realagent.FakeAltModelID, HandshakeTimeout: step},
 			Dir:  gitWorktree,
 			Echo: echo, Want: "FAKE-REPLY: " + echo, Slow: slowPrompt, Approval: approve,
