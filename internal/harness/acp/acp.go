@@ -35,6 +35,13 @@
 //
 // The answer a turn keeps is at most MaxAnswerBytes; the rest is counted
 // (TurnResult.Omitted), not kept.
+//
+// Harness is the adapter to the seam (package harness). Its zero value is
+// the kind acp, which runs the command it is given; the named kinds
+// Copilot and OpenCode add their CLI's own ACP arguments after the
+// command (copilot --acp --no-auto-update, opencode acp), and Copilot,
+// whose sessions offer no model selection, gets the model as --model on
+// its command line.
 package acp
 
 import (

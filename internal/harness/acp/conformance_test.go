@@ -206,7 +206,8 @@ func TestHarness_conformance(t *testing.T) {
 
 // TestHarness_namedKinds: a named ACP kind registers under its name, its
 // manifest and its processes' say that name, and its arguments go after
-// the command; the zero Harness is acp and adds nothing.
+// the command, then, for a kind with a model flag, the configured model;
+// the zero Harness is acp and adds nothing.
 func TestHarness_namedKinds(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "acp", acp.Harness{}.Name())
@@ -214,17 +215,29 @@ func TestHarness_namedKinds(t *testing.T) {
 	require.Equal(t, []string{"--acp", "--no-auto-update"}, acp.Copilot.Args)
 	require.Equal(t, "opencode", acp.OpenCode.Name())
 	require.Equal(t, []string{"acp"}, acp.OpenCode.Args)
-	for _, h := range []acp.Harness{{}, {Kind: "named", Args: []string{"-test.count=1"}}} {
+	require.Equal(t, "--model", acp.Copilot.ModelFlag)
+	for _, h := range []acp.Harness{{}, {Kind: "named", Args: []string{"-test.count=1"}}, {Kind: "flagged", Args: []string{"-test.count=1"}, ModelFlag: "-test.timeout"}} {
 		require.Equal(t, h.Name(), h.Manifest().Harness)
 		s := conformance(t)
 		s.Spec.Logger = slog.New(slog.DiscardHandler)
 		s.Spec.Env = append(s.Spec.Env, argvEnv+"=1")
+		want := strings.TrimSpace("conformance -test.run=^$ " + strings.Join(h.Args, " "))
+		if h.ModelFlag != "" {
+			// The agent offers no model selection: through its session,
+			// the model would fail Open.
+			s.Spec.Model = "10m0s"
+			want += " -test.timeout 10m0s"
+		}
 		p, err := h.Launch(t.Context(), s.Spec)
 		require.NoError(t, err)
 		m := p.Manifest()
+		if h.ModelFlag != "" {
+			_, err := p.Open(t.Context(), t.TempDir())
+			require.NoError(t, err, "the model is the command line's, not the session's")
+		}
 		require.NoError(t, p.Stop(context.Background()))
 		require.Equal(t, h.Name(), m.Harness)
-		require.Equal(t, strings.TrimSpace("conformance -test.run=^$ "+strings.Join(h.Args, " ")), m.Agent, "the arguments after the command")
+		require.Equal(t, want, m.Agent, "the arguments after the command")
 		require.Equal(t, []string{os.Args[0], "-test.run=^$"}, s.Spec.Argv, "the spec's command is not changed")
 	}
 }

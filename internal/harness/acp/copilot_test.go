@@ -60,13 +60,16 @@ func TestCopilot_conformance(t *testing.T) {
 
 // TestCopilot_policyDecidesBash: a bash call the allow policy lets run
 // creates its file in the worktree, and one the reject policy refuses
-// does not; the usage Copilot reports for a turn is the Outcome's.
+// does not; the usage Copilot reports for a turn is the Outcome's; the
+// configured model, which Copilot's ACP sessions cannot select, reaches
+// the model through its command line.
 func TestCopilot_policyDecidesBash(t *testing.T) {
 	t.Parallel()
 	model := fakemodel.New(fakemodel.Config{})
 	require.NoError(t, model.Start())
 	t.Cleanup(model.Stop)
 	cp := realagent.NewCopilot(t, model)
+	t.Logf("copilot %s, network namespace: %v", cp.Binary, cp.Isolated)
 	ctx, cancel := context.WithTimeout(t.Context(), 6*step)
 	defer cancel()
 	for _, tc := range []struct {
@@ -76,7 +79,7 @@ func TestCopilot_policyDecidesBash(t *testing.T) {
 		wt := gitWorktree(t)
 		logs := &syncBuffer{}
 		p, err := acp.Copilot.Launch(ctx, harness.LaunchSpec{Argv: cp.Command(), Executor: local.New(), Dir: wt, Env: cp.Env,
-			HandshakeTimeout: step, Policy: tc.policy, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			HandshakeTimeout: step, Policy: tc.policy, Model: realagent.AltModel, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			_ = p.Stop(context.Background())
@@ -102,6 +105,9 @@ func TestCopilot_policyDecidesBash(t *testing.T) {
 		}
 		require.NotNil(t, toolEnd, "the tool call ended: %+v", updates)
 		require.Equal(t, reportedUsage(t, model.Requests()[before:]), out.Usage, "the usage the model reported over the turn's requests")
+		for _, c := range model.Requests()[before:] {
+			require.Equal(t, realagent.AltModel, c.Model, "the configured model, not the environment's")
+		}
 		if tc.policy == harness.PolicyAllow {
 			b, err := os.ReadFile(filepath.Join(wt, tc.file))
 			require.NoError(t, err, "the allowed command ran in the worktree")

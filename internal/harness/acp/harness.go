@@ -22,13 +22,20 @@ type Harness struct {
 	Kind string
 	// Args are appended to every command.
 	Args []string
+	// ModelFlag, when set, is the CLI's own option that puts it on a
+	// model (copilot --model): a configured model goes on the command
+	// line after Args instead of into each session's configuration, for
+	// an agent that offers no model selection over ACP.
+	ModelFlag string
 }
 
 // The ACP agents jam knows by name: the command names their executable
 // (and the person's own options), and these arguments make it speak ACP.
 var (
 	// Copilot is `copilot --acp`, kept from updating itself.
-	Copilot = Harness{Kind: "copilot", Args: []string{"--acp", "--no-auto-update"}}
+	// Its ACP sessions offer no model selection (with the person's own
+	// provider key), so a model goes on its command line.
+	Copilot = Harness{Kind: "copilot", Args: []string{"--acp", "--no-auto-update"}, ModelFlag: "--model"}
 	// OpenCode is `opencode acp`.
 	OpenCode = Harness{Kind: "opencode", Args: []string{"acp"}}
 )
@@ -58,8 +65,12 @@ func (h Harness) Manifest() harness.Manifest {
 func (h Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
 	p := &process{prompts: map[string]func(harness.Update){}, secrets: spec.Secrets, kind: h.Name()}
 	argv := append(slices.Clip(spec.Argv), h.Args...)
+	model := spec.Model
+	if h.ModelFlag != "" && model != "" {
+		argv, model = append(argv, h.ModelFlag, model), ""
+	}
 	a, err := Start(ctx, Config{Command: argv, Dir: spec.Dir, Env: spec.Env, Executor: spec.Executor,
-		Writable: spec.Writable, ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork, Model: spec.Model,
+		Writable: spec.Writable, ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork, Model: model,
 		Approve: spec.Approver(), OnUpdate: p.route, Logger: spec.Logger, InitTimeout: spec.HandshakeTimeout})
 	if err != nil {
 		return nil, harness.RedactEnv(err, spec.Secrets)
