@@ -13,6 +13,7 @@ import (
 
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -228,4 +229,48 @@ func FuzzRuntimeConfigSandbox(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzConfigure: whatever key and value a person sets, Configure refuses
+// with jam.ErrInvalid or returns a configuration that validates to itself;
+// an env value never shows in the change's description.
+func FuzzConfigure(f *testing.F) {
+	f.Add("model", "gpt-x")
+	f.Add("command", "copilot --banner")
+	f.Add("command", "")
+	f.Add("env.KEY", "sk-secret-value")
+	f.Add("env.", "v")
+	f.Add("read_only", "/opt:/srv")
+	f.Add("network", "off")
+	f.Add("handshake_timeout", "90s")
+	f.Add("colour", "red")
+	box, err := secretBoxForFuzz(f)
+	if err != nil {
+		f.Fatal(err)
+	}
+	look := func(name string) (string, error) { return "/bin/" + name, nil }
+	conf := Conf{Harnesses: testHarnesses, Box: box, Workspace: "ws_1", Sandbox: "bwrap", LookPath: look}
+	tmpl := store.Template{ID: "tmpl_1", Desired: store.TemplateConfig{Harness: "copilot", Command: []string{"copilot"}, Placement: jam.PlacementShared, Permission: "reject"}}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		c, change, err := conf.Configure(context.Background(), tmpl, map[string]string{key: value})
+		if err != nil {
+			if !errors.Is(err, jam.ErrInvalid) {
+				t.Fatalf("unclassified: %v", err)
+			}
+			return
+		}
+		if strings.HasPrefix(key, envKeyPrefix) && len(value) >= 4 && strings.Contains(strings.ReplaceAll(change, key, ""), value) {
+			t.Fatalf("the change %q shows the value of %s", change, key)
+		}
+		again, err := Validate(testHarnesses, Of(c))
+		if err != nil {
+			t.Fatalf("configured %+v, which does not validate: %v", c, err)
+		}
+		again.Env, again.EnvTemplate = c.Env, c.EnvTemplate
+		require.Equal(t, c, again)
+	})
+}
+
+func secretBoxForFuzz(f *testing.F) (*secret.Box, error) {
+	return secret.LoadOrCreate(filepath.Join(f.TempDir(), "daemon.key"))
 }
