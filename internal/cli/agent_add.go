@@ -61,26 +61,32 @@ when --command is not given:
 A named kind's command is the CLI's executable and your own options: jam
 adds the arguments that make it speak its protocol (copilot --acp
 --no-auto-update, opencode acp). --command without --harness is acp, an ACP
-agent started as given. Each room the agent is in gets its own session and working directory: a
+agent started as given. A CLI finds its credentials only in what --env
+gives it (see below): for copilot, COPILOT_GITHUB_TOKEN, or your own model
+provider's COPILOT_PROVIDER_BASE_URL, COPILOT_PROVIDER_API_KEY and
+COPILOT_MODEL (with COPILOT_OFFLINE=true to keep it off GitHub).
+
+Each room the agent is in gets its own session and working directory: a
 git worktree of --repo on the branch jam/<session>, or an empty directory.
 Both are checked before anything is registered: CMD's executable must be
 found (an absolute path, or on jamd's PATH) and be executable, and --repo
 must be a git repository; else the add fails with invalid_argument (exit
 code 2) saying which (for a kind's CLI that is missing, how to install
-it). A message the agent cannot serve later (its command
-gone, its repository no longer one, a turn failed or cancelled) shows in
-the room as failed with the reason, stays queued, and makes "jam agent
-list" show the agent degraded until a turn succeeds.
+it). A message the agent cannot serve later (its command gone, its
+repository no longer one, a turn failed or cancelled) shows in the room as
+failed with the reason, stays queued, and makes "jam agent list" show the
+agent degraded until a turn succeeds.
 --placement shared (the default) runs one process for all the agent's rooms;
 dedicated runs one per room. --permission answers the agent's permission
-requests (default reject), through each harness's own approval mechanism. --model puts every session on that model (the
-agent must offer it, else the session fails to start and says what the
-agent offers). --env adds a variable to the agent's environment:
-NAME=VALUE, or NAME alone to pass this command's value of NAME (which
-keeps it out of the process list). Values are stored encrypted and never
-shown. The environment is otherwise only PATH, LANG,
-LC_*, TERM and TZ of jamd's, and HOME and TMPDIR naming the agent's own
-directories under jamd's data directory. --handshake-timeout bounds the
+requests (default reject), through each harness's own approval mechanism.
+--model puts every session on that model (the agent must offer it, else
+the session fails to start and says what the agent offers; copilot gets
+it as its own --model option). --env adds a variable to the agent's
+environment: NAME=VALUE, or NAME alone to pass this command's value of NAME
+(which keeps it out of the process list). Values are stored encrypted and
+never shown. The environment is otherwise only PATH, LANG, LC_*, TERM and
+TZ of jamd's, and HOME and TMPDIR naming the agent's own directories under
+jamd's data directory. --handshake-timeout bounds the
 agent's protocol handshake (default 2m).
 
 --sandbox bwrap (the default where bubblewrap is installed) runs the agent
