@@ -69,6 +69,7 @@ var layers = map[string]layer{
 	"internal/hub/...":             adapter,
 	"internal/harness/acp":         adapter,
 	"internal/harness/claude":      adapter,
+	"internal/harness/codex":       adapter,
 	"internal/demoagent":           adapter,
 	"internal/executor":            mechanism,
 	"internal/executor/...":        adapter,

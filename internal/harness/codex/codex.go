@@ -1,0 +1,634 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jamhq/jam/internal/executor"
+	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/version"
+)
+
+// Name is the Codex harness's kind.
+const Name = "codex"
+
+// Subcommand is what the adapter appends to the person's command.
+const Subcommand = "app-server"
+
+// ApprovalPolicy is the approvalPolicy every thread runs with: Codex asks
+// before every command it does not know to be safe, and jam's Approval
+// callback (the permission policy) answers. Under "on-request" Codex 0.171
+// runs a workspace command without asking.
+const ApprovalPolicy = "untrusted"
+
+// Sandbox modes.
+const (
+	SandboxWorkspaceWrite = "workspace-write"
+	SandboxFullAccess     = "danger-full-access"
+)
+
+// MaxAnswerBytes bounds the answer text a turn keeps (Outcome.Text); the
+// rest is counted in Outcome.Omitted.
+const MaxAnswerBytes = 1 << 20
+
+// Defaults.
+const (
+	defaultHandshake = 2 * time.Minute
+	stopGrace        = 2 * time.Second
+	// interruptGrace bounds the wait for turn/completed after
+	// turn/interrupt, and after an error Codex will not retry.
+	interruptGrace = 10 * time.Second
+)
+
+// Harness is the Codex app-server harness.
+type Harness struct{}
+
+var _ harness.Harness = Harness{}
+
+// Name implements harness.Harness.
+func (Harness) Name() string { return Name }
+
+// Manifest implements harness.Harness: many threads per process, resume in
+// a new process (thread/resume), interrupt by turn id (turn/interrupt),
+// approvals (command and file-change requests); no steer.
+func (Harness) Manifest() harness.Manifest {
+	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
+		Resume: harness.ResumeInProcess, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}
+}
+
+// SandboxFor is the sandbox mode Codex runs commands in under ex: none of
+// its own (danger-full-access) when ex confines the process already (jam's
+// bwrap executor, inside which Codex's bundled bubblewrap cannot make its
+// namespaces), else workspace-write.
+func SandboxFor(ex executor.Executor) string {
+	if ex != nil && ex.Caps().Confines {
+		return SandboxFullAccess
+	}
+	return SandboxWorkspaceWrite
+}
+
+// Launch implements harness.Harness: it starts `<Argv…> app-server`
+// through spec.Executor and performs the handshake (initialize, then
+// initialized) within spec.HandshakeTimeout.
+func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
+	if len(spec.Argv) == 0 || spec.Executor == nil || spec.Logger == nil {
+		return nil, fmt.Errorf("%w: codex: command, executor and logger are required", jam.ErrInvalid)
+	}
+	timeout := spec.HandshakeTimeout
+	if timeout == 0 {
+		timeout = defaultHandshake
+	}
+	argv := append(slices.Clone(spec.Argv), Subcommand)
+	ex := spec.Executor
+	cmd, err := ex.Command(executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
+		ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork})
+	if err != nil {
+		return nil, harness.RedactEnv(fmt.Errorf("codex: start %s: %w", argv[0], err), spec.Secrets)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := executor.Start(ex, cmd); err != nil {
+		return nil, harness.RedactEnv(fmt.Errorf("codex: start %s: %w", argv[0], err), spec.Secrets)
+	}
+	p := &process{spec: spec, approve: spec.Approver(), sandbox: SandboxFor(ex), cmd: cmd, in: in,
+		exited: make(chan struct{}), threads: map[string]*thread{}}
+	p.conn = jsonrpc.New(out, in, jsonrpc.Options{Member: jsonrpc.MemberOmitted, Handler: p.handle, OnNotify: p.notify})
+	log := spec.Logger.With("agent_pid", cmd.Process.Pid)
+	p.wg.Go(func() {
+		sc := bufio.NewScanner(errPipe)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			log.Debug("codex stderr", "line", sc.Text())
+		}
+	})
+	p.wg.Go(func() {
+		err := p.conn.Run(context.Background())
+		if err != nil {
+			log.Warn("codex protocol ended", "err", harness.RedactEnv(err, spec.Secrets))
+			// A process that broke the protocol is not understood any
+			// more: end its group so that every wait on it ends now.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		werr := cmd.Wait()
+		executor.Reaped(ex, cmd)
+		p.runErr = errors.Join(err, werr)
+		close(p.exited)
+	})
+
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var params initializeParams
+	params.ClientInfo = clientInfo{Name: "jam", Title: "jam", Version: version.Get().Version}
+	var res initializeResult
+	err = p.call(hctx, MethodInitialize, params, &res)
+	if err == nil {
+		err = p.conn.Notify(MethodInitialized, nil)
+	}
+	if err != nil {
+		_ = p.Stop(context.Background())
+		return nil, harness.RedactEnv(fmt.Errorf("codex: initialize: %w", err), spec.Secrets)
+	}
+	p.userAgent = res.UserAgent
+	return p, nil
+}
+
+// process is one running `codex app-server`.
+type process struct {
+	spec      harness.LaunchSpec
+	approve   harness.Approval
+	sandbox   string
+	cmd       *exec.Cmd
+	in        io.WriteCloser
+	conn      *jsonrpc.Conn
+	userAgent string
+
+	wg     sync.WaitGroup
+	exited chan struct{} // closed when the process has exited
+	runErr error         // why; valid after exited
+
+	mu      sync.Mutex
+	threads map[string]*thread // guarded by mu: opened or resumed here
+}
+
+// thread is one thread of the process.
+type thread struct {
+	model string
+	turn  *turn // the running turn, if any
+	// ended are the ids of turns that are over: their late output reaches
+	// nobody.
+	ended map[string]bool
+}
+
+// turn is a running turn; its fields are guarded by process.mu.
+type turn struct {
+	thread  string
+	id      string // "" until turn/start answers
+	updates func(harness.Update)
+	// ctx ends when the turn is cancelled or over: approvals asked under
+	// it see it end.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	answer   answer
+	messages int // agentMessage items completed
+	usage    harness.Usage
+	failure  string // an error Codex will not retry
+	failed   chan struct{}
+	status   string
+	reason   string
+	done     chan struct{} // closed at turn/completed
+}
+
+var _ harness.Process = (*process)(nil)
+
+// Manifest implements harness.Process.
+func (p *process) Manifest() harness.Manifest {
+	m := Harness{}.Manifest()
+	m.Agent = p.userAgent
+	return m
+}
+
+// Pid implements harness.Process.
+func (p *process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited implements harness.Process.
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+// call is a JSON-RPC call that also ends when the process exits.
+func (p *process) call(ctx context.Context, method string, params, result any) error {
+	return p.closed(p.conn.Call(ctx, method, params, result))
+}
+
+// closed turns the end of the stream into the process's exit.
+func (p *process) closed(err error) error {
+	switch {
+	case errors.Is(err, jsonrpc.ErrClosed):
+		<-p.exited
+	case errors.Is(err, jsonrpc.ErrWrite):
+		t := time.NewTimer(stopGrace)
+		defer t.Stop()
+		select {
+		case <-p.exited:
+		case <-t.C:
+			return err
+		}
+	default:
+		return err
+	}
+	return fmt.Errorf("%w: codex exited: %v", jam.ErrUnavailable, p.runErr)
+}
+
+func (p *process) redact(err error) error { return harness.RedactEnv(err, p.spec.Secrets) }
+
+// threadDir checks a thread's directory: absolute, and a directory.
+func threadDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%w: codex: thread directory %q is not absolute", jam.ErrInvalid, dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: codex: thread directory: %v", jam.ErrInvalid, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: codex: thread directory %q is not a directory", jam.ErrInvalid, dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// Open implements harness.Process (thread/start).
+func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) {
+	dir, err := threadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var res threadResult
+	if err := p.call(ctx, MethodThreadStart, threadStartParams{Cwd: dir, Model: p.spec.Model, ApprovalPolicy: ApprovalPolicy,
+		Sandbox: p.sandbox}, &res); err != nil {
+		return "", p.redact(fmt.Errorf("codex: thread/start: %w", err))
+	}
+	if res.Thread.ID == "" {
+		return "", errors.New("codex: thread/start returned no thread id")
+	}
+	p.keep(res.Thread.ID, res.Model)
+	return harness.Thread(res.Thread.ID), nil
+}
+
+// Resume implements harness.Process (thread/resume): the thread works in
+// dir from now on.
+func (p *process) Resume(ctx context.Context, th harness.Thread, dir string) error {
+	dir, err := threadDir(dir)
+	if err != nil {
+		return err
+	}
+	var res threadResult
+	if err := p.call(ctx, MethodThreadResume, threadResumeParams{ThreadID: string(th), Cwd: dir, Model: p.spec.Model,
+		ApprovalPolicy: ApprovalPolicy, Sandbox: p.sandbox, ExcludeTurns: true}, &res); err != nil {
+		return p.redact(fmt.Errorf("codex: thread/resume %s: %w", th, err))
+	}
+	if res.Thread.ID != "" && res.Thread.ID != string(th) {
+		return fmt.Errorf("codex: thread/resume %s answered thread %s", th, res.Thread.ID)
+	}
+	p.keep(string(th), res.Model)
+	return nil
+}
+
+func (p *process) keep(id, model string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.threads[id]; ok {
+		t.model = model
+		return
+	}
+	p.threads[id] = &thread{model: model, ended: map[string]bool{}}
+}
+
+// Prompt implements harness.Process (turn/start, then the turn's
+// notifications until turn/completed). When ctx ends, or Interrupt is
+// called, the turn is interrupted (turn/interrupt with its id) and Prompt
+// waits for turn/completed, at most interruptGrace.
+func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
+	id := string(th)
+	// tctx ends when ctx does or Interrupt is called.
+	tctx, tcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer tcancel()
+	defer context.AfterFunc(ctx, tcancel)()
+	tu := &turn{thread: id, updates: updates, ctx: tctx, cancel: tcancel, done: make(chan struct{}), failed: make(chan struct{})}
+	p.mu.Lock()
+	t, ok := p.threads[id]
+	switch {
+	case !ok:
+		p.mu.Unlock()
+		return harness.Outcome{}, fmt.Errorf("%w: codex: thread %s is not open in this process", jam.ErrNotFound, th)
+	case t.turn != nil:
+		p.mu.Unlock()
+		return harness.Outcome{}, fmt.Errorf("%w: codex: thread %s has a turn running", jam.ErrConflict, th)
+	}
+	t.turn = tu
+	model := t.model
+	p.mu.Unlock()
+	// The turn leaves the thread before Prompt returns: what Codex says
+	// about it afterwards reaches nobody.
+	defer func() {
+		p.mu.Lock()
+		t.turn = nil
+		if tu.id != "" {
+			t.ended[tu.id] = true
+		}
+		p.mu.Unlock()
+	}()
+
+	pending, err := p.conn.Send(MethodTurnStart, turnStartParams{ThreadID: id,
+		Input: []userInput{{Type: "text", Text: in.Text, TextElements: []any{}}}})
+	if err != nil {
+		return harness.Outcome{}, p.redact(fmt.Errorf("codex: turn/start: %w", p.closed(err)))
+	}
+	// The answer is awaited past a cancel (for interruptGrace more):
+	// without the turn's id the turn cannot be interrupted.
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	defer context.AfterFunc(tctx, func() { time.AfterFunc(interruptGrace, wcancel) })()
+	var res turnStartResult
+	if err := p.closed(pending.Wait(wctx, &res)); err != nil {
+		return harness.Outcome{}, p.redact(fmt.Errorf("codex: turn/start: %w", err))
+	}
+	if res.Turn.ID == "" {
+		return harness.Outcome{}, errors.New("codex: turn/start returned no turn id")
+	}
+	p.mu.Lock()
+	tu.id = res.Turn.ID
+	p.mu.Unlock()
+
+	var grace <-chan time.Time
+	stopping, failed := tctx.Done(), tu.failed
+	for {
+		select {
+		case <-tu.done:
+			return p.outcome(tu, model), nil
+		case <-p.exited:
+			return harness.Outcome{}, p.redact(fmt.Errorf("%w: codex exited during the turn: %v", jam.ErrUnavailable, p.runErr))
+		case <-failed:
+			// Codex gave up: turn/completed should follow; it is given a
+			// grace, after which the turn fails anyway.
+			failed = nil
+			if grace == nil {
+				grace = time.After(interruptGrace)
+			}
+		case <-stopping:
+			stopping = nil
+			if err := p.interrupt(tu); err != nil {
+				return harness.Outcome{StopReason: harness.StopCancelled}, p.redact(fmt.Errorf("codex: turn/interrupt: %w", err))
+			}
+			grace = time.After(interruptGrace)
+		case <-grace:
+			p.mu.Lock()
+			failure := tu.failure
+			p.mu.Unlock()
+			if failure != "" && tctx.Err() == nil {
+				return harness.Outcome{StopReason: harness.StopFailed, ProviderReason: failure, Model: model}, nil
+			}
+			return harness.Outcome{StopReason: harness.StopCancelled}, fmt.Errorf("codex: the turn did not stop after turn/interrupt: %w", context.Cause(tctx))
+		}
+	}
+}
+
+// outcome is how a finished turn ended.
+func (p *process) outcome(tu *turn, model string) harness.Outcome {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := harness.Outcome{ProviderReason: tu.status, Usage: tu.usage, Model: model, Text: tu.answer.b.String(), Omitted: tu.answer.omitted}
+	switch {
+	case tu.failure != "":
+		out.StopReason, out.ProviderReason = harness.StopFailed, tu.failure
+	case tu.status == TurnCompleted:
+		out.StopReason = harness.StopCompleted
+	case tu.status == TurnInterrupted:
+		out.StopReason = harness.StopCancelled
+	case tu.status == TurnFailed:
+		out.StopReason = harness.StopFailed
+		if tu.reason != "" {
+			out.ProviderReason = tu.reason
+		}
+	default:
+		out.StopReason = harness.StopOther
+	}
+	return out
+}
+
+// interrupt sends turn/interrupt for a turn whose id is known.
+func (p *process) interrupt(tu *turn) error {
+	p.mu.Lock()
+	params := turnInterruptParams{ThreadID: tu.thread, TurnID: tu.id}
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), interruptGrace)
+	defer cancel()
+	return p.call(ctx, MethodTurnInterrupt, params, nil)
+}
+
+// Interrupt implements harness.Process: the running Prompt sends
+// turn/interrupt with its turn's id (once turn/start has answered) and
+// returns StopCancelled. Nothing happens without a running turn.
+func (p *process) Interrupt(_ context.Context, th harness.Thread) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.threads[string(th)]; ok && t.turn != nil {
+		t.turn.cancel()
+	}
+	return nil
+}
+
+// Steer implements harness.Process: not offered (the manifest says so).
+func (p *process) Steer(context.Context, harness.Thread, harness.Input) error {
+	return fmt.Errorf("%w: the codex harness does not steer a running turn", jam.ErrNotImplemented)
+}
+
+// Stop implements harness.Process: stdin closes, then the group gets
+// SIGTERM, then SIGKILL. Safe to call more than once.
+func (p *process) Stop(ctx context.Context) error {
+	_ = p.in.Close()
+	pgid := p.cmd.Process.Pid
+	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+		if sig != 0 {
+			_ = syscall.Kill(-pgid, sig)
+		}
+		t := time.NewTimer(stopGrace)
+		select {
+		case <-p.exited:
+			t.Stop()
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			p.wg.Wait()
+			return nil
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.exited
+			p.wg.Wait()
+			return ctx.Err()
+		}
+	}
+	<-p.exited
+	p.wg.Wait()
+	return nil
+}
+
+// running is the turn a notification is for: the thread's running turn,
+// when the notification names it (or names none, or comes before
+// turn/start answered and is not of an ended turn). Called under mu.
+func (p *process) running(threadID, turnID string) *turn {
+	t, ok := p.threads[threadID]
+	if !ok || t.turn == nil {
+		return nil
+	}
+	tu := t.turn
+	switch {
+	case turnID == "" || turnID == tu.id:
+		return tu
+	case tu.id == "" && !t.ended[turnID]:
+		return tu
+	}
+	return nil
+}
+
+// notify handles a notification, on the reading goroutine, in order.
+func (p *process) notify(method string, params json.RawMessage) {
+	ev, err := DecodeEvent(method, params)
+	if err != nil {
+		p.spec.Logger.Warn("undecodable codex notification", "method", method, "err", p.redact(err))
+		return
+	}
+	if ev.Kind == EventIgnored {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tu := p.running(ev.ThreadID, ev.TurnID)
+	if tu == nil {
+		return
+	}
+	send := func(u harness.Update) {
+		if tu.updates != nil {
+			tu.updates(u) // under mu: never after Prompt took the turn away
+		}
+	}
+	switch ev.Kind {
+	case EventText:
+		if ev.Text != "" {
+			send(harness.Update{Kind: harness.UpdateText, Text: ev.Text})
+		}
+	case EventThinking:
+		if ev.Text != "" {
+			send(harness.Update{Kind: harness.UpdateThinking, Text: ev.Text})
+		}
+	case EventItemStarted:
+		if ev.Item.IsTool() {
+			send(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: ev.Item.ID, Title: ev.Item.Title, ToolKind: ev.Item.ToolKind,
+				Status: harness.ToolInProgress})
+		}
+	case EventItemCompleted:
+		switch {
+		case ev.Item.Type == ItemAgentMessage:
+			if tu.messages > 0 {
+				tu.answer.add("\n\n")
+			}
+			tu.messages++
+			tu.answer.add(ev.Item.Text)
+		case ev.Item.IsTool():
+			send(harness.Update{Kind: harness.UpdateToolEnd, ToolCallID: ev.Item.ID, Title: ev.Item.Title, ToolKind: ev.Item.ToolKind,
+				Status: ToolStatus(ev.Item.Status)})
+		}
+	case EventPlan:
+		send(harness.Update{Kind: harness.UpdatePlan, Plan: ev.Plan})
+	case EventUsage:
+		// Each update reports the model's last response (last); a turn
+		// with a tool call has several. The turn's usage is their sum,
+		// not the thread's running total.
+		tu.usage.InputTokens += ev.Last.InputTokens
+		tu.usage.OutputTokens += ev.Last.OutputTokens
+		tu.usage.CachedTokens += ev.Last.CachedTokens
+		tu.usage.ReasoningTokens += ev.Last.ReasoningTokens
+		u := tu.usage
+		send(harness.Update{Kind: harness.UpdateUsage, Usage: &u})
+	case EventError:
+		if !ev.WillRetry && tu.failure == "" {
+			tu.failure = ev.ErrorMessage
+			if tu.failure == "" {
+				tu.failure = "codex reported an error"
+			}
+			close(tu.failed)
+		}
+	case EventTurnCompleted:
+		if tu.id == "" {
+			tu.id = ev.TurnID
+		}
+		select {
+		case <-tu.done:
+		default:
+			tu.status, tu.reason = ev.Status, ev.ErrorMessage
+			close(tu.done)
+		}
+	}
+}
+
+// handle answers a server request: approvals through the callback, every
+// other request with an error at once.
+func (p *process) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case RequestCommandApproval, RequestFileApproval:
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "jam does not answer " + method}
+	}
+	a, err := DecodeApproval(method, params)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	p.mu.Lock()
+	tu := p.running(a.ThreadID, a.TurnID)
+	var tctx context.Context
+	if tu != nil {
+		tctx = tu.ctx
+	}
+	p.mu.Unlock()
+	if tu == nil || tctx.Err() != nil {
+		// No turn of jam's asks (it is over, or cancelled): refuse.
+		return approvalResult{Decision: DecisionDecline}, nil
+	}
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(tctx, cancel)
+	defer stop()
+	d := p.approve(actx, harness.ApprovalRequest{Thread: harness.Thread(a.ThreadID), ToolCallID: a.ItemID, Title: a.Title, ToolKind: a.ToolKind})
+	if d == harness.AllowOnce && actx.Err() == nil {
+		return approvalResult{Decision: DecisionAccept}, nil
+	}
+	return approvalResult{Decision: DecisionDecline}, nil
+}
+
+// answer keeps the first MaxAnswerBytes of a turn's answer and counts the
+// rest.
+type answer struct {
+	b       strings.Builder
+	omitted int
+}
+
+func (w *answer) add(s string) {
+	if w.omitted > 0 {
+		w.omitted += len(s)
+		return
+	}
+	room := MaxAnswerBytes - w.b.Len()
+	if len(s) <= room {
+		w.b.WriteString(s)
+		return
+	}
+	cut := room
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	w.b.WriteString(s[:cut])
+	w.omitted = len(s) - cut
+}

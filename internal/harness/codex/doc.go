@@ -1,0 +1,64 @@
+// Package codex drives the OpenAI Codex CLI as a harness.Harness: one
+// `codex app-server` process per runtime, spoken to in JSON-RPC 2.0 on its
+// stdio, one message per line, without the "jsonrpc" member (the server
+// omits it; jam never writes it). The command is the person's (the
+// executable and its own options, `-c key=value` say); the adapter appends
+// "app-server".
+//
+// Protocol facts the adapter relies on (Codex 0.171):
+//   - handshake: the initialize request (clientInfo jam and its version),
+//     whose answer's userAgent names the server, then the initialized
+//     notification; requests before it are refused;
+//   - thread/start {cwd, model, approvalPolicy, sandbox} opens a thread
+//     (thread.id; model is the thread's model); thread/resume {threadId}
+//     in a later process makes it live again, its history kept by Codex
+//     under CODEX_HOME and sent to the model at the next turn;
+//   - turn/start {threadId, input} answers with the turn's id at once; the
+//     turn then streams notifications naming thread and turn
+//     (item/agentMessage/delta, item/reasoning/*Delta, item/started and
+//     item/completed of each item, turn/plan/updated,
+//     thread/tokenUsage/updated) and ends with turn/completed, whose
+//     status is completed, interrupted or failed (with turn.error);
+//   - the completed agentMessage item's text is the answer (the deltas
+//     are only its stream);
+//   - thread/tokenUsage/updated carries the thread's running total and
+//     "last", the usage of the model's last response: one update per
+//     response, so a turn's usage is the sum of its updates' last;
+//   - turn/interrupt {threadId, turnId} stops a turn, which then ends
+//     with turn/completed interrupted;
+//   - an error notification with willRetry false means Codex gave up on
+//     the turn; turn/completed failed follows;
+//   - item/commandExecution/requestApproval and
+//     item/fileChange/requestApproval are requests from the server that
+//     block the turn until answered {decision: accept|decline}; a declined
+//     command's item ends "declined" and the model is told it was refused.
+//
+// Invariants, beyond the seam's (package harness):
+//   - every thread runs with approvalPolicy "untrusted": Codex asks before
+//     any command it does not know to be safe, and the one Approval
+//     callback (the agent's permission policy) answers accept or decline;
+//     "on-request" would let Codex run workspace commands unasked;
+//   - every other request from the server (permissions, user input, MCP
+//     elicitation, dynamic tools, the legacy applyPatchApproval and
+//     execCommandApproval, anything unknown) is answered at once with a
+//     JSON-RPC error, never left pending to block the turn;
+//   - Codex's own sandbox: under an executor that confines the process
+//     (jam's bwrap), threads run "danger-full-access", since jam's sandbox
+//     already confines Codex and everything it runs, and Codex's bundled
+//     bubblewrap cannot make its namespaces inside it (commands then fail
+//     before they run); under the local executor, which confines nothing,
+//     threads run "workspace-write", Codex's own sandbox (SandboxFor);
+//   - output reaches a turn's callback only while its Prompt runs, routed
+//     by thread and turn id: a notification of a turn that is over is for
+//     nobody;
+//   - when Prompt's context ends or Interrupt is called, the adapter sends
+//     turn/interrupt with the turn id it kept and waits, bounded, for
+//     turn/completed; Prompt then returns StopCancelled;
+//   - the Outcome's usage is the turn's own (the sum of its updates'
+//     last), never the thread's total; Text is at most MaxAnswerBytes of
+//     the completed agent messages, the rest counted in Omitted;
+//   - unknown notifications, items and fields are ignored; a line that is
+//     not JSON-RPC, or longer than jsonrpc.DefaultMaxLine, ends the
+//     connection, kills the process group and fails the running turn;
+//   - errors hide LaunchSpec.Secrets.
+package codex

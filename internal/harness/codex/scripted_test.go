@@ -1,0 +1,325 @@
+package codex_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/executor/local"
+	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/harness/codex"
+	"github.com/jamhq/jam/internal/harness/harnesstest"
+	"github.com/jamhq/jam/internal/harness/jsonrpc"
+)
+
+// Environment of the scripted app-server: scriptedEnv turns the test
+// binary into one (its value is the fake's version), edgeEnv names the
+// harnesstest.Edge it plays, pidFileEnv where it records its pid, and
+// requestsEnv a file it appends every server request's answer to.
+const (
+	scriptedEnv = "JAM_CODEX_TEST_SCRIPTED"
+	edgeEnv     = "JAM_CODEX_TEST_EDGE"
+	pidFileEnv  = "JAM_CODEX_TEST_PID_FILE"
+	answersEnv  = "JAM_CODEX_TEST_ANSWERS"
+)
+
+// Scripted usage: the turn's one model response, and the thread's total
+// (which the adapter must not report as the turn's).
+var scriptedLast = map[string]int64{"totalTokens": 23, "inputTokens": 11, "cachedInputTokens": 3, "cacheWriteInputTokens": 0,
+	"outputTokens": 7, "reasoningOutputTokens": 2}
+
+// scriptedAppServer plays `codex app-server` on stdio, speaking JSON-RPC
+// without the "jsonrpc" member (and exiting at once, status 7, if the
+// client writes one). It refuses thread/start before the initialized
+// notification, as Codex does. A turn answers "echo: " and the prompt in
+// two deltas; a prompt containing "write" first asks to run a command
+// (item/commandExecution/requestApproval) and says the decision; "ask
+// user" first sends item/tool/requestUserInput, which jam must refuse;
+// "[slow]" thinks aloud until turn/interrupt, then completes interrupted;
+// "fail" sends an error Codex will not retry and a failed turn/completed.
+func scriptedAppServer() {
+	edge := harnesstest.Edge(os.Getenv(edgeEnv))
+	if edge == harnesstest.EdgeSilentHandshake {
+		_ = os.WriteFile(os.Getenv(pidFileEnv), []byte(strconv.Itoa(os.Getpid())), 0o600)
+		go func() { _, _ = io.Copy(io.Discard, os.Stdin) }()
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	}
+	// Check every line for a "jsonrpc" member before the peer reads it.
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			if bytes.Contains(sc.Bytes(), []byte(`"jsonrpc"`)) {
+				fmt.Fprintf(os.Stderr, "client wrote a jsonrpc member: %s\n", sc.Bytes())
+				os.Exit(7)
+			}
+			_, _ = pw.Write(append(sc.Bytes(), '\n'))
+		}
+		_ = pw.Close()
+	}()
+	var (
+		conn        *jsonrpc.Conn
+		mu          sync.Mutex
+		initialized bool
+		threads     int
+		turns       int
+		interrupts  = map[string]chan struct{}{} // by turn id
+		late        sync.WaitGroup
+		bg          sync.WaitGroup
+	)
+	record := func(s string) {
+		if f := os.Getenv(answersEnv); f != "" {
+			fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				fmt.Fprintln(fh, s)
+				_ = fh.Close()
+			}
+		}
+	}
+	notify := func(method string, params map[string]any) { _ = conn.Notify(method, params) }
+	item := func(method, thread, turn string, it map[string]any) {
+		notify(method, map[string]any{"threadId": thread, "turnId": turn, "item": it, "startedAtMs": 1})
+	}
+	delta := func(method, thread, turn, text string) {
+		notify(method, map[string]any{"threadId": thread, "turnId": turn, "itemId": "msg_1", "delta": text, "contentIndex": 0})
+	}
+	completed := func(thread, turn, status string, turnErr any) {
+		notify(codex.NotifyTurnCompleted, map[string]any{"threadId": thread,
+			"turn": map[string]any{"id": turn, "status": status, "error": turnErr, "items": []any{}}})
+	}
+	runTurn := func(ctx context.Context, thread, turn, text string) {
+		notify(codex.NotifyTurnStarted, map[string]any{"threadId": thread, "turn": map[string]any{"id": turn, "status": "inProgress", "items": []any{}}})
+		notify("thread/status/changed", map[string]any{"threadId": thread, "status": map[string]any{"type": "active", "activeFlags": []any{}}})
+		switch {
+		case strings.Contains(text, "[slow]"):
+			mu.Lock()
+			c := interrupts[turn]
+			mu.Unlock()
+			for {
+				delta(codex.NotifyReasoningDelta, thread, turn, "hm ")
+				select {
+				case <-c:
+					if edge == harnesstest.EdgeOutputAfterCancel {
+						completed(thread, turn, codex.TurnInterrupted, nil)
+						late.Go(func() {
+							time.Sleep(20 * time.Millisecond)
+							for range 20 {
+								delta(codex.NotifyAgentDelta, thread, turn, "late after cancel ")
+								delta(codex.NotifyReasoningDelta, thread, turn, "late thought ")
+								item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "agentMessage", "id": "msg_1", "text": "late"})
+							}
+						})
+						return
+					}
+					delta(codex.NotifyAgentDelta, thread, turn, "after cancel")
+					completed(thread, turn, codex.TurnInterrupted, nil)
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		case strings.Contains(text, "fail"):
+			delta(codex.NotifyAgentDelta, thread, turn, "trying ")
+			e := map[string]any{"message": "stream disconnected", "codexErrorInfo": "Other", "additionalDetails": nil}
+			notify(codex.NotifyError, map[string]any{"threadId": thread, "turnId": turn, "willRetry": true, "error": e})
+			notify(codex.NotifyError, map[string]any{"threadId": thread, "turnId": turn, "willRetry": false, "error": e})
+			completed(thread, turn, codex.TurnFailed, e)
+			return
+		}
+		switch edge {
+		case harnesstest.EdgeMalformedLine:
+			delta(codex.NotifyAgentDelta, thread, turn, "echo: ")
+			_, _ = os.Stdout.WriteString("this is not JSON-RPC\n")
+			time.Sleep(time.Hour)
+		case harnesstest.EdgeOversizeLine:
+			delta(codex.NotifyAgentDelta, thread, turn, "echo: ")
+			buf := []byte(`{"method":"item/agentMessage/delta","params":{"x":"`)
+			for {
+				if _, err := os.Stdout.Write(buf); err != nil {
+					os.Exit(1)
+				}
+				buf = bytes.Repeat([]byte("x"), 64<<10)
+			}
+		}
+		decision := ""
+		if strings.Contains(text, "ask user") {
+			err := conn.Call(ctx, "item/tool/requestUserInput", map[string]any{"threadId": thread, "turnId": turn, "itemId": "q1", "questions": []any{}}, nil)
+			record(fmt.Sprintf("requestUserInput: %v", err))
+		}
+		if strings.Contains(text, "write") {
+			cmd := "/bin/bash -lc 'echo hi > notes.txt'"
+			item(codex.NotifyItemStarted, thread, turn, map[string]any{"type": "commandExecution", "id": "call_1", "command": cmd,
+				"cwd": "/", "status": "inProgress", "commandActions": []any{}})
+			var res struct {
+				Decision string `json:"decision"`
+			}
+			err := conn.Call(ctx, codex.RequestCommandApproval, map[string]any{"kind": "command", "threadId": thread, "turnId": turn,
+				"itemId": "call_1", "command": cmd, "cwd": "/", "startedAtMs": 1}, &res)
+			record(fmt.Sprintf("commandApproval: %s %v", res.Decision, err))
+			decision = " (" + res.Decision + ")"
+			status := "completed"
+			if res.Decision != "accept" {
+				status = "declined"
+			}
+			notify("serverRequest/resolved", map[string]any{"threadId": thread, "requestId": 0})
+			item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "commandExecution", "id": "call_1", "command": cmd,
+				"status": status, "exitCode": 0})
+		}
+		notify(codex.NotifyPlanUpdated, map[string]any{"threadId": thread, "turnId": turn, "explanation": nil,
+			"plan": []any{map[string]any{"step": "answer", "status": "inProgress"}}})
+		item(codex.NotifyItemStarted, thread, turn, map[string]any{"type": "agentMessage", "id": "msg_1", "text": ""})
+		delta(codex.NotifyAgentDelta, thread, turn, "echo: ")
+		delta(codex.NotifyAgentDelta, thread, turn, text+decision)
+		item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "agentMessage", "id": "msg_1", "text": "echo: " + text + decision,
+			"phase": nil, "unknownField": 1})
+		total := map[string]any{}
+		for k, v := range scriptedLast {
+			total[k] = v * 10
+		}
+		notify(codex.NotifyTokenUsage, map[string]any{"threadId": thread, "turnId": turn,
+			"tokenUsage": map[string]any{"total": total, "last": scriptedLast, "modelContextWindow": nil}})
+		notify("thread/status/changed", map[string]any{"threadId": thread, "status": map[string]any{"type": "idle"}})
+		completed(thread, turn, codex.TurnCompleted, nil)
+	}
+	threadAnswer := func(id string, model string) map[string]any {
+		if model == "" {
+			model = "scripted-model"
+		}
+		return map[string]any{"thread": map[string]any{"id": id, "ephemeral": false}, "model": model, "modelProvider": "fake",
+			"cwd": "/", "approvalPolicy": codex.ApprovalPolicy, "sandbox": map[string]any{"type": "dangerFullAccess"}}
+	}
+	conn = jsonrpc.New(pr, os.Stdout, jsonrpc.Options{
+		Member: jsonrpc.MemberOmitted,
+		OnNotify: func(method string, _ json.RawMessage) {
+			if method == codex.MethodInitialized {
+				mu.Lock()
+				initialized = true
+				mu.Unlock()
+			}
+		},
+		Handler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			mu.Lock()
+			ready := initialized
+			mu.Unlock()
+			if method != codex.MethodInitialize && !ready {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not initialized"}
+			}
+			var p struct {
+				ThreadID string `json:"threadId"`
+				TurnID   string `json:"turnId"`
+				Cwd      string `json:"cwd"`
+				Model    string `json:"model"`
+				Policy   string `json:"approvalPolicy"`
+				Sandbox  string `json:"sandbox"`
+				Input    []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"input"`
+			}
+			_ = json.Unmarshal(params, &p)
+			switch method {
+			case codex.MethodInitialize:
+				return map[string]any{"userAgent": "jam/0.171.0 (scripted app-server)", "codexHome": "/tmp", "platformFamily": "unix",
+					"platformOs": "linux"}, nil
+			case codex.MethodThreadStart:
+				late.Wait()
+				if !filepath.IsAbs(p.Cwd) || p.Policy != codex.ApprovalPolicy || p.Sandbox == "" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad thread/start: " + string(params)}
+				}
+				mu.Lock()
+				threads++
+				id := fmt.Sprintf("thr_%d", threads)
+				mu.Unlock()
+				return threadAnswer(id, p.Model), nil
+			case codex.MethodThreadResume:
+				if p.ThreadID == "" || p.Cwd == "" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad thread/resume"}
+				}
+				return threadAnswer(p.ThreadID, p.Model), nil
+			case codex.MethodTurnStart:
+				if len(p.Input) != 1 || p.Input[0].Type != "text" {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad input"}
+				}
+				mu.Lock()
+				turns++
+				id := fmt.Sprintf("turn_%d", turns)
+				interrupts[id] = make(chan struct{})
+				mu.Unlock()
+				bg.Go(func() {
+					// After the answer is written: a moment, as Codex's own
+					// order (answer, then turn/started) is not promised.
+					time.Sleep(5 * time.Millisecond)
+					runTurn(context.Background(), p.ThreadID, id, p.Input[0].Text)
+				})
+				return map[string]any{"turn": map[string]any{"id": id, "status": "inProgress", "items": []any{}}}, nil
+			case codex.MethodTurnInterrupt:
+				mu.Lock()
+				c, ok := interrupts[p.TurnID]
+				delete(interrupts, p.TurnID)
+				mu.Unlock()
+				if !ok {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such turn " + p.TurnID}
+				}
+				close(c)
+				return map[string]any{}, nil
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: method}
+		}})
+	if err := conn.Run(context.Background()); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// scripted is the Subject of the scripted app-server.
+func scripted(t *testing.T) harnesstest.Subject {
+	return harnesstest.Subject{
+		Harness: codex.Harness{},
+		Spec: harness.LaunchSpec{Argv: []string{os.Args[0], "-test.run=^$"}, Executor: local.New(), Dir: t.TempDir(),
+			Env: append(os.Environ(), scriptedEnv+"=1")},
+		Dir:  func(t *testing.T) string { return t.TempDir() },
+		Echo: "say hello", Want: "say hello", Slow: "[slow] think", Approval: "write a note",
+		Timeout: 20 * time.Second,
+	}
+}
+
+// edges is the EdgeSubject of the scripted app-server playing e.
+func edges(t *testing.T, e harnesstest.Edge) harnesstest.EdgeSubject {
+	s := scripted(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s.Spec.Env = append(s.Spec.Env, edgeEnv+"="+string(e), pidFileEnv+"="+pidFile)
+	return harnesstest.EdgeSubject{Subject: s, LaunchedPid: func(t *testing.T) int {
+		b, err := os.ReadFile(pidFile)
+		require.NoError(t, err, "the scripted app-server recorded no pid")
+		pid, err := strconv.Atoi(string(b))
+		require.NoError(t, err)
+		return pid
+	}}
+}
+
+// TestScripted_conformance runs the seam's suite against the scripted
+// app-server.
+func TestScripted_conformance(t *testing.T) {
+	t.Parallel()
+	harnesstest.Exercise(t, scripted)
+}
+
+// TestScripted_edges runs the seam's edge cases against the scripted
+// app-server.
+func TestScripted_edges(t *testing.T) {
+	t.Parallel()
+	harnesstest.Edges(t, edges)
+}
