@@ -27,7 +27,8 @@
 //
 // What the model answers is scripted, the same way for every format: a
 // queue of replies (text chunks, a tool call, an HTTP error status, a delay
-// before each event, or a hold the test releases), taken in order by the
+// before each event, a hold the test releases, or, for the Responses
+// format, the usage response.completed reports), taken in order by the
 // requests that offer tools. Requests without tools are the agent's
 // auxiliary calls (OpenCode's title generation); they get a fixed title and
 // leave the queue alone. When the queue is empty the default reply echoes

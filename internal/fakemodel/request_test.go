@@ -114,6 +114,9 @@ func TestParseScript(t *testing.T) {
 	require.Equal(t, fakemodel.Duration(250e6), s.Replies[0].Delay)
 	require.Equal(t, "bash", s.Replies[1].ToolCall.Name)
 	require.Equal(t, 503, s.Replies[2].Status)
+	s, err = fakemodel.ParseScript([]byte(`{"replies":[{"text":["a"],"usage":{"input":10,"cached":4,"output":3,"reasoning":1}}]}`))
+	require.NoError(t, err)
+	require.Equal(t, &fakemodel.Usage{Input: 10, Cached: 4, Output: 3, Reasoning: 1}, s.Replies[0].Usage)
 
 	for name, bad := range map[string]string{
 		"unknown field":           `{"replies":[{"txt":["a"]}]}`,
@@ -127,6 +130,8 @@ func TestParseScript(t *testing.T) {
 		"negative delay":          `{"replies":[{"delay":"-1s"}]}`,
 		"trailing data":           `{"replies":[]} x`,
 		"not json":                `replies: []`,
+		"negative usage":          `{"replies":[{"usage":{"input":-1,"output":1}}]}`,
+		"cached beyond input":     `{"replies":[{"usage":{"input":1,"cached":2,"output":1}}]}`,
 	} {
 		_, err := fakemodel.ParseScript([]byte(bad))
 		require.ErrorIs(t, err, jam.ErrInvalid, name)

@@ -185,8 +185,12 @@ func responseObject(c Captured, reply Reply, status string, output []any) map[st
 		"status": status, "model": c.Model, "output": output}
 	if status == "completed" {
 		in, out := tokens(c.Request, reply)
-		r["usage"] = map[string]any{"input_tokens": in, "input_tokens_details": map[string]int{"cached_tokens": 0},
-			"output_tokens": out, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": in + out}
+		cached, reasoning := 0, 0
+		if u := reply.Usage; u != nil {
+			in, cached, out, reasoning = u.Input, u.Cached, u.Output, u.Reasoning
+		}
+		r["usage"] = map[string]any{"input_tokens": in, "input_tokens_details": map[string]int{"cached_tokens": cached},
+			"output_tokens": out, "output_tokens_details": map[string]int{"reasoning_tokens": reasoning}, "total_tokens": in + out}
 	}
 	return r
 }

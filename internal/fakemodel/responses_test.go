@@ -112,6 +112,21 @@ func TestResponses_textThenToolCall(t *testing.T) {
 	require.Equal(t, "/responses", s.Requests()[0].Path, "a base URL without /v1 works too")
 }
 
+// TestResponses_scriptedUsage: a reply's scripted usage is what
+// response.completed reports, cached and reasoning tokens included.
+func TestResponses_scriptedUsage(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, fakemodel.Reply{Text: []string{"hi"}, Usage: &fakemodel.Usage{Input: 120, Cached: 40, Output: 9, Reasoning: 5}})
+	evs := named(t, send(t.Context(), t, s, "/v1/responses", responsesBody(true, "go", execTool, "")))
+	done := evs[len(evs)-1]
+	require.Equal(t, "response.completed", done.Name)
+	require.Equal(t, float64(120), done.field(t, "response", "usage", "input_tokens"))
+	require.Equal(t, float64(40), done.field(t, "response", "usage", "input_tokens_details", "cached_tokens"))
+	require.Equal(t, float64(9), done.field(t, "response", "usage", "output_tokens"))
+	require.Equal(t, float64(5), done.field(t, "response", "usage", "output_tokens_details", "reasoning_tokens"))
+	require.Equal(t, float64(129), done.field(t, "response", "usage", "total_tokens"))
+}
+
 func TestResponses_notStreamed(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, fakemodel.Reply{Text: []string{"a ", "b"}, ToolCall: &fakemodel.ToolCallReply{Name: "exec_command", Arguments: json.RawMessage(`{"cmd":"ls"}`)}})

@@ -25,6 +25,9 @@ type Reply struct {
 	// Delay comes before each event of the stream (or before the whole
 	// answer when not streaming, or before the error).
 	Delay Duration `json:"delay,omitempty"`
+	// Usage, when set, is the usage the Responses format reports for the
+	// reply (response.completed's usage) instead of the word counts.
+	Usage *Usage `json:"usage,omitempty"`
 	// Hold, when set, keeps the request waiting until it is closed (or the
 	// client goes away): a test's gate. Not part of the script format.
 	Hold <-chan struct{} `json:"-"`
@@ -38,6 +41,14 @@ type ToolCallReply struct {
 	Name string `json:"name"`
 	// Arguments is the call's JSON object.
 	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Usage is a reply's scripted token counts.
+type Usage struct {
+	Input     int `json:"input"`
+	Cached    int `json:"cached,omitempty"`
+	Output    int `json:"output"`
+	Reasoning int `json:"reasoning,omitempty"`
 }
 
 // Duration is a time.Duration written as text ("250ms", "2s") in scripts.
@@ -72,6 +83,9 @@ func (r Reply) validate() error {
 		if len(r.Text) > 0 || r.ToolCall != nil {
 			return fmt.Errorf("status %d with text or a tool call: an error reply has no content", r.Status)
 		}
+	}
+	if u := r.Usage; u != nil && (u.Input < 0 || u.Cached < 0 || u.Output < 0 || u.Reasoning < 0 || u.Cached > u.Input) {
+		return fmt.Errorf("usage %+v: counts must not be negative, nor cached beyond input", *u)
 	}
 	if tc := r.ToolCall; tc != nil {
 		if tc.Name == "" {
