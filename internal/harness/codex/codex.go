@@ -36,11 +36,9 @@ const Subcommand = "app-server"
 // runs a workspace command without asking.
 const ApprovalPolicy = "untrusted"
 
-// Sandbox modes.
-const (
-	SandboxWorkspaceWrite = "workspace-write"
-	SandboxFullAccess     = "danger-full-access"
-)
+// Sandbox is the sandbox mode every thread runs with: Codex's own sandbox
+// off, jam's executor being the sandbox (see the package doc).
+const Sandbox = "danger-full-access"
 
 // MaxAnswerBytes bounds the answer text a turn keeps (Outcome.Text); the
 // rest is counted in Outcome.Omitted.
@@ -69,17 +67,6 @@ func (Harness) Name() string { return Name }
 func (Harness) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
 		Resume: harness.ResumeInProcess, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}
-}
-
-// SandboxFor is the sandbox mode Codex runs commands in under ex: none of
-// its own (danger-full-access) when ex confines the process already (jam's
-// bwrap executor, inside which Codex's bundled bubblewrap cannot make its
-// namespaces), else workspace-write.
-func SandboxFor(ex executor.Executor) string {
-	if ex != nil && ex.Caps().Confines {
-		return SandboxFullAccess
-	}
-	return SandboxWorkspaceWrite
 }
 
 // Launch implements harness.Harness: it starts `<Argv…> app-server`
@@ -115,7 +102,7 @@ func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Pro
 	if err := executor.Start(ex, cmd); err != nil {
 		return nil, harness.RedactEnv(fmt.Errorf("codex: start %s: %w", argv[0], err), spec.Secrets)
 	}
-	p := &process{spec: spec, approve: spec.Approver(), sandbox: SandboxFor(ex), cmd: cmd, in: in,
+	p := &process{spec: spec, approve: spec.Approver(), cmd: cmd, in: in,
 		exited: make(chan struct{}), threads: map[string]*thread{}}
 	p.conn = jsonrpc.New(out, in, jsonrpc.Options{Member: jsonrpc.MemberOmitted, Handler: p.handle, OnNotify: p.notify})
 	log := spec.Logger.With("agent_pid", cmd.Process.Pid)
@@ -161,7 +148,6 @@ func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Pro
 type process struct {
 	spec      harness.LaunchSpec
 	approve   harness.Approval
-	sandbox   string
 	cmd       *exec.Cmd
 	in        io.WriteCloser
 	conn      *jsonrpc.Conn
@@ -189,6 +175,10 @@ type turn struct {
 	thread  string
 	id      string // "" until turn/start answers
 	updates func(harness.Update)
+	// cbMu is held while updates is called; over, set under it before
+	// Prompt returns, says no call may follow.
+	cbMu sync.Mutex
+	over bool
 	// ctx ends when the turn is cancelled or over: approvals asked under
 	// it see it end.
 	ctx    context.Context
@@ -268,7 +258,7 @@ func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) 
 	}
 	var res threadResult
 	if err := p.call(ctx, MethodThreadStart, threadStartParams{Cwd: dir, Model: p.spec.Model, ApprovalPolicy: ApprovalPolicy,
-		Sandbox: p.sandbox}, &res); err != nil {
+		Sandbox: Sandbox}, &res); err != nil {
 		return "", p.redact(fmt.Errorf("codex: thread/start: %w", err))
 	}
 	if res.Thread.ID == "" {
@@ -287,7 +277,7 @@ func (p *process) Resume(ctx context.Context, th harness.Thread, dir string) err
 	}
 	var res threadResult
 	if err := p.call(ctx, MethodThreadResume, threadResumeParams{ThreadID: string(th), Cwd: dir, Model: p.spec.Model,
-		ApprovalPolicy: ApprovalPolicy, Sandbox: p.sandbox, ExcludeTurns: true}, &res); err != nil {
+		ApprovalPolicy: ApprovalPolicy, Sandbox: Sandbox, ExcludeTurns: true}, &res); err != nil {
 		return p.redact(fmt.Errorf("codex: thread/resume %s: %w", th, err))
 	}
 	if res.Thread.ID != "" && res.Thread.ID != string(th) {
@@ -334,6 +324,9 @@ func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Inpu
 	// The turn leaves the thread before Prompt returns: what Codex says
 	// about it afterwards reaches nobody.
 	defer func() {
+		tu.cbMu.Lock()
+		tu.over = true
+		tu.cbMu.Unlock()
 		p.mu.Lock()
 		t.turn = nil
 		if tu.id != "" {
@@ -504,17 +497,33 @@ func (p *process) notify(method string, params json.RawMessage) {
 	if ev.Kind == EventIgnored {
 		return
 	}
+	var out []harness.Update
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	tu := p.running(ev.ThreadID, ev.TurnID)
-	if tu == nil {
+	if tu != nil {
+		out = p.apply(tu, ev)
+	}
+	p.mu.Unlock()
+	if tu == nil || len(out) == 0 || tu.updates == nil {
 		return
 	}
-	send := func(u harness.Update) {
-		if tu.updates != nil {
-			tu.updates(u) // under mu: never after Prompt took the turn away
-		}
+	// Outside mu, so that the callback may call the process (Interrupt);
+	// under the turn's own lock, which Prompt takes before it returns.
+	tu.cbMu.Lock()
+	defer tu.cbMu.Unlock()
+	if tu.over {
+		return
 	}
+	for _, u := range out {
+		tu.updates(u)
+	}
+}
+
+// apply applies a notification to its turn and returns the updates it
+// makes. Called under mu.
+func (p *process) apply(tu *turn, ev Event) []harness.Update {
+	var out []harness.Update
+	send := func(u harness.Update) { out = append(out, u) }
 	switch ev.Kind {
 	case EventText:
 		if ev.Text != "" {
@@ -572,6 +581,7 @@ func (p *process) notify(method string, params json.RawMessage) {
 			close(tu.done)
 		}
 	}
+	return out
 }
 
 // handle answers a server request: approvals through the callback, every

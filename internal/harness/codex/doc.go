@@ -42,12 +42,16 @@
 //     elicitation, dynamic tools, the legacy applyPatchApproval and
 //     execCommandApproval, anything unknown) is answered at once with a
 //     JSON-RPC error, never left pending to block the turn;
-//   - Codex's own sandbox: under an executor that confines the process
-//     (jam's bwrap), threads run "danger-full-access", since jam's sandbox
-//     already confines Codex and everything it runs, and Codex's bundled
-//     bubblewrap cannot make its namespaces inside it (commands then fail
-//     before they run); under the local executor, which confines nothing,
-//     threads run "workspace-write", Codex's own sandbox (SandboxFor);
+//   - every thread runs with sandbox "danger-full-access": jam's executor
+//     is the sandbox. Under jam's bwrap executor Codex and every command it
+//     runs are confined to the agent's worktrees and home already. Codex's
+//     own "workspace-write" does not work for the native binary started
+//     directly, nested or not: each command fails before it runs ("bwrap:
+//     execvp codex-linux-sandbox: No such file or directory"), so the model
+//     could never run one. Under the local executor, which confines nothing
+//     (the agent process itself may do anything its user may), Codex's
+//     sandbox would only have kept its tools from what Codex itself can
+//     reach;
 //   - output reaches a turn's callback only while its Prompt runs, routed
 //     by thread and turn id: a notification of a turn that is over is for
 //     nobody;

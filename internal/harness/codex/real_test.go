@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/executor/bwrap"
 	"github.com/jamhq/jam/internal/executor/local"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/harness"
@@ -177,4 +178,211 @@ func history(c fakemodel.Captured) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// realSpec is a LaunchSpec running cx's Codex under the local executor.
+func realSpec(t *testing.T, cx *realagent.Codex, policy harness.Policy) harness.LaunchSpec {
+	return harness.LaunchSpec{Argv: cx.Command(), Executor: local.New(), Dir: cx.Home, Env: cx.Env, Policy: policy,
+		Secrets: []string{realagent.CodexKey}}
+}
+
+// run is one turn to its end, with its updates.
+func run(t *testing.T, p harness.Process, th harness.Thread, text string) (harness.Outcome, *collect) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), step)
+	defer cancel()
+	c := &collect{}
+	out, err := p.Prompt(ctx, th, harness.Input{Text: text}, c.add)
+	require.NoError(t, err, "prompt %q", text)
+	return out, c
+}
+
+func openThread(t *testing.T, p harness.Process, dir string) harness.Thread {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), step)
+	defer cancel()
+	th, err := p.Open(ctx, dir)
+	require.NoError(t, err)
+	return th
+}
+
+// TestCodex_approvals: under the allow policy the model's exec_command
+// runs in the worktree, reported as an execute tool call that completed;
+// under the reject policy Codex is told no, the command does not run, the
+// tool call fails, and the model gets the refusal as the tool's output.
+func TestCodex_approvals(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	wt := gitWorktree(t)
+
+	allow := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	th := openThread(t, allow, wt)
+	model.Push(execCommand("echo approved > approved.txt"))
+	out, c := run(t, allow, th, "make a file")
+	require.Equal(t, harness.StopCompleted, out.StopReason, "reason %q", out.ProviderReason)
+	require.Equal(t, "FAKE-DONE after tool", out.Text)
+	b, err := os.ReadFile(filepath.Join(wt, "approved.txt"))
+	require.NoError(t, err, "the approved command ran in the worktree; the model got %+v", lastTurn(t, model.Requests()).ToolResults())
+	require.Equal(t, "approved\n", string(b))
+	starts, ends := c.of(harness.UpdateToolStart), c.of(harness.UpdateToolEnd)
+	require.Len(t, starts, 1)
+	require.Equal(t, "execute", starts[0].ToolKind)
+	require.Contains(t, starts[0].Title, "echo approved > approved.txt")
+	require.Len(t, ends, 1)
+	require.Equal(t, harness.ToolCompleted, ends[0].Status)
+	require.Equal(t, starts[0].ToolCallID, ends[0].ToolCallID)
+	require.NotEmpty(t, lastTurn(t, model.Requests()).ToolResults(), "the model got the command's output")
+
+	reject := launchReal(t, realSpec(t, cx, harness.PolicyReject))
+	th = openThread(t, reject, wt)
+	model.Push(execCommand("echo declined > declined.txt"))
+	out, c = run(t, reject, th, "make another file")
+	require.Equal(t, harness.StopCompleted, out.StopReason, "the turn goes on after a refusal: %q", out.ProviderReason)
+	require.NoFileExists(t, filepath.Join(wt, "declined.txt"), "the declined command did not run")
+	ends = c.of(harness.UpdateToolEnd)
+	require.Len(t, ends, 1)
+	require.Equal(t, harness.ToolFailed, ends[0].Status, "a declined command's tool call failed")
+	results := lastTurn(t, model.Requests()).ToolResults()
+	require.NotEmpty(t, results, "the model got the refusal as the tool's output")
+	require.Contains(t, strings.ToLower(string(results[len(results)-1].Content)), "rejected", "the tool output says it was refused")
+}
+
+// TestCodex_usage: a turn's Outcome.Usage is exactly what the fake model's
+// response.completed events of that turn reported, summed over the
+// turn's two model responses (a tool call, then the answer), and the next
+// turn's is its own, not the thread's running total. Each usage report
+// reaches the stream too.
+func TestCodex_usage(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	p := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	th := openThread(t, p, gitWorktree(t))
+
+	call := execCommand("echo counted > counted.txt")
+	call.Usage = &fakemodel.Usage{Input: 1200, Cached: 400, Output: 35, Reasoning: 12}
+	model.Push(call, fakemodel.Reply{Text: []string{"done"}, Usage: &fakemodel.Usage{Input: 1300, Cached: 1100, Output: 9, Reasoning: 4}})
+	out, c := run(t, p, th, "count my tokens")
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.Equal(t, harness.Usage{InputTokens: 2500, CachedTokens: 1500, OutputTokens: 44, ReasoningTokens: 16}, out.Usage)
+	require.Equal(t, fakemodel.DefaultModel, out.Model, "the thread's model")
+	usage := c.of(harness.UpdateUsage)
+	require.NotEmpty(t, usage)
+	require.Equal(t, out.Usage, *usage[len(usage)-1].Usage, "the last usage update is the turn's")
+
+	model.Push(fakemodel.Reply{Text: []string{"again"}, Usage: &fakemodel.Usage{Input: 1400, Cached: 1300, Output: 2, Reasoning: 1}})
+	out, _ = run(t, p, th, "and now?")
+	require.Equal(t, harness.Usage{InputTokens: 1400, CachedTokens: 1300, OutputTokens: 2, ReasoningTokens: 1}, out.Usage,
+		"the second turn's own usage, not the thread's total")
+}
+
+// TestCodex_resumeSendsHistory: a thread resumed in a new process
+// (thread/resume) sends the earlier turns to the model with the next one.
+func TestCodex_resumeSendsHistory(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	wt := gitWorktree(t)
+	first := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	th := openThread(t, first, wt)
+	out, _ := run(t, first, th, "remember the word kumquat")
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	ctx, cancel := context.WithTimeout(t.Context(), step)
+	defer cancel()
+	require.NoError(t, first.Stop(ctx))
+
+	second := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	require.NoError(t, second.Resume(ctx, th, wt))
+	before := len(model.Requests())
+	out, _ = run(t, second, th, "which word?")
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.Equal(t, "FAKE-REPLY: which word?", out.Text)
+	req := lastTurn(t, model.Requests()[before:])
+	h := history(req)
+	require.Contains(t, h, "remember the word kumquat", "the earlier prompt went to the model")
+	require.Contains(t, h, "FAKE-REPLY: remember the word kumquat", "and the earlier answer")
+}
+
+// TestCodex_interruptMidTurn: Interrupt stops a streaming turn
+// (turn/interrupt with the turn's id): Prompt returns StopCancelled with
+// what was said so far, and the thread's next turn answers.
+func TestCodex_interruptMidTurn(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	p := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	th := openThread(t, p, gitWorktree(t))
+	model.Push(slowReply())
+	ctx, cancel := context.WithTimeout(t.Context(), step)
+	defer cancel()
+	var once sync.Once
+	errs := make(chan error, 1)
+	start := time.Now()
+	out, err := p.Prompt(ctx, th, harness.Input{Text: "take your time"}, func(u harness.Update) {
+		if u.Kind == harness.UpdateText {
+			once.Do(func() { errs <- p.Interrupt(ctx, th) })
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, <-errs)
+	require.Equal(t, harness.StopCancelled, out.StopReason)
+	require.Equal(t, codex.TurnInterrupted, out.ProviderReason)
+	require.Less(t, time.Since(start), 200*300*time.Millisecond/2, "cut short")
+	out, _ = run(t, p, th, "still there?")
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.Equal(t, "FAKE-REPLY: still there?", out.Text)
+}
+
+// TestCodex_underBwrap: Codex runs under jam's bwrap executor, cut off the
+// network (the fake model reached through the bridge inside the sandbox),
+// with the sandbox mode the harness gives every thread: an approved
+// exec_command writes its worktree, and one writing outside the sandbox's
+// writable paths fails, so jam's sandbox confines what Codex runs.
+func TestCodex_underBwrap(t *testing.T) {
+	t.Parallel()
+	if err := bwrap.Probe(); err != nil {
+		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
+		}
+		t.Skipf("bubblewrap cannot run here: %v", err)
+	}
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	wt := gitWorktree(t)
+	outside := t.TempDir()
+	ex, err := bwrap.New()
+	require.NoError(t, err)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	p := launchReal(t, harness.LaunchSpec{Argv: cx.SandboxCommand(), Executor: ex, Dir: cx.Home, Env: cx.Env,
+		Writable: []string{filepath.Dir(wt), cx.Home}, ReadOnly: []string{exe, cx.Binary}, NoNetwork: true,
+		Policy: harness.PolicyAllow, Secrets: []string{realagent.CodexKey}})
+	th := openThread(t, p, wt)
+
+	model.Push(execCommand("echo sandboxed > inside.txt"))
+	out, _ := run(t, p, th, "write inside")
+	require.Equal(t, harness.StopCompleted, out.StopReason, "reason %q", out.ProviderReason)
+	b, err := os.ReadFile(filepath.Join(wt, "inside.txt"))
+	require.NoError(t, err, "the approved command ran in the worktree; the model got %+v", lastTurn(t, model.Requests()).ToolResults())
+	require.Equal(t, "sandboxed\n", string(b))
+
+	escape := filepath.Join(outside, "escape.txt")
+	model.Push(execCommand("echo escaped > " + escape))
+	out, _ = run(t, p, th, "write outside")
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.NoFileExists(t, escape, "a command cannot write outside the sandbox")
+	results := lastTurn(t, model.Requests()).ToolResults()
+	require.NotEmpty(t, results)
+	require.Contains(t, string(results[len(results)-1].Content), "exited with code 1", "the command failed inside the sandbox")
 }
