@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,6 +34,10 @@ const (
 	edgeEnv     = "JAM_CODEX_TEST_EDGE"
 	pidFileEnv  = "JAM_CODEX_TEST_PID_FILE"
 	answersEnv  = "JAM_CODEX_TEST_ANSWERS"
+	secretEnv   = "JAM_CODEX_TEST_SECRET"
+	// edgeInitError: the app-server answers initialize with an error
+	// naming the value of secretEnv.
+	edgeInitError harnesstest.Edge = "init-error"
 )
 
 // Scripted usage: the turn's one model response, and the thread's total
@@ -51,6 +56,15 @@ var scriptedLast = map[string]int64{"totalTokens": 23, "inputTokens": 11, "cache
 // "fail" sends an error Codex will not retry and a failed turn/completed.
 func scriptedAppServer() {
 	edge := harnesstest.Edge(os.Getenv(edgeEnv))
+	if edge == edgeInitError {
+		// Refuse the handshake with an error that echoes the environment.
+		conn := jsonrpc.New(os.Stdin, os.Stdout, jsonrpc.Options{Member: jsonrpc.MemberOmitted,
+			Handler: func(context.Context, string, json.RawMessage) (any, error) {
+				return nil, &jsonrpc.Error{Code: -32000, Message: "provider refused key " + os.Getenv(secretEnv)}
+			}})
+		_ = conn.Run(context.Background())
+		os.Exit(0)
+	}
 	if edge == harnesstest.EdgeSilentHandshake {
 		_ = os.WriteFile(os.Getenv(pidFileEnv), []byte(strconv.Itoa(os.Getpid())), 0o600)
 		go func() { _, _ = io.Copy(io.Discard, os.Stdin) }()
@@ -322,4 +336,154 @@ func TestScripted_conformance(t *testing.T) {
 func TestScripted_edges(t *testing.T) {
 	t.Parallel()
 	harnesstest.Edges(t, edges)
+}
+
+// launchScripted starts the scripted app-server with env added.
+func launchScripted(t *testing.T, spec harness.LaunchSpec, env ...string) harness.Process {
+	t.Helper()
+	s := scripted(t)
+	spec.Argv, spec.Executor, spec.Dir = s.Spec.Argv, s.Spec.Executor, s.Spec.Dir
+	spec.Env = append(append(s.Spec.Env, spec.Env...), env...)
+	spec.Logger = slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	p, err := codex.Harness{}.Launch(ctx, spec)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	return p
+}
+
+func scriptedTurn(t *testing.T, p harness.Process, th harness.Thread, text string) (harness.Outcome, *collect) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c := &collect{}
+	out, err := p.Prompt(ctx, th, harness.Input{Text: text}, c.add)
+	require.NoError(t, err)
+	return out, c
+}
+
+// TestScripted_outcome: a completed turn's Outcome has the completed
+// agent message as its text, the turn's own usage (the update's last, not
+// the thread's total), the thread's model; its stream has the deltas, the
+// plan and the usage; the manifest names the server.
+func TestScripted_outcome(t *testing.T) {
+	t.Parallel()
+	p := launchScripted(t, harness.LaunchSpec{Model: "gpt-test"})
+	m := p.Manifest()
+	require.Equal(t, harness.Manifest{Harness: "codex", Version: harness.ManifestVersion, Agent: "jam/0.171.0 (scripted app-server)",
+		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}, m)
+	th := openScripted(t, p)
+	out, c := scriptedTurn(t, p, th, "say hi")
+	want := harness.Usage{InputTokens: 11, CachedTokens: 3, OutputTokens: 7, ReasoningTokens: 2}
+	require.Equal(t, harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "completed", Usage: want, Model: "gpt-test",
+		Text: "echo: say hi"}, out)
+	var text strings.Builder
+	for _, u := range c.of(harness.UpdateText) {
+		text.WriteString(u.Text)
+	}
+	require.Equal(t, "echo: say hi", text.String())
+	require.Equal(t, []harness.Update{{Kind: harness.UpdatePlan, Plan: []harness.PlanEntry{{Content: "answer", Status: harness.ToolInProgress}}}},
+		c.of(harness.UpdatePlan))
+	require.Equal(t, []harness.Update{{Kind: harness.UpdateUsage, Usage: &want}}, c.of(harness.UpdateUsage))
+}
+
+func openScripted(t *testing.T, p harness.Process) harness.Thread {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	th, err := p.Open(ctx, t.TempDir())
+	require.NoError(t, err)
+	return th
+}
+
+// TestScripted_failedTurn: an error Codex retries does not end the turn;
+// one it will not retry, and the failed turn/completed, make the turn
+// StopFailed with Codex's message.
+func TestScripted_failedTurn(t *testing.T) {
+	t.Parallel()
+	p := launchScripted(t, harness.LaunchSpec{})
+	th := openScripted(t, p)
+	out, _ := scriptedTurn(t, p, th, "please fail")
+	require.Equal(t, harness.StopFailed, out.StopReason)
+	require.Equal(t, "stream disconnected", out.ProviderReason)
+	out, _ = scriptedTurn(t, p, th, "and now?")
+	require.Equal(t, harness.StopCompleted, out.StopReason, "the thread goes on")
+}
+
+// TestScripted_approvals: a command approval reaches the callback as a
+// neutral request (execute, the command as its title) and its decision is
+// Codex's accept or decline; a server request jam does not answer
+// (item/tool/requestUserInput) gets an error at once, and the turn goes
+// on.
+func TestScripted_approvals(t *testing.T) {
+	t.Parallel()
+	answers := filepath.Join(t.TempDir(), "answers")
+	var mu sync.Mutex
+	var asked []harness.ApprovalRequest
+	decision := harness.AllowOnce
+	p := launchScripted(t, harness.LaunchSpec{Approve: func(_ context.Context, req harness.ApprovalRequest) harness.Decision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req)
+		return decision
+	}}, answersEnv+"="+answers)
+	th := openScripted(t, p)
+	out, c := scriptedTurn(t, p, th, "ask user, then write")
+	require.Equal(t, "echo: ask user, then write (accept)", out.Text)
+	mu.Lock()
+	require.Equal(t, []harness.ApprovalRequest{{Thread: th, ToolCallID: "call_1", Title: "/bin/bash -lc 'echo hi > notes.txt'", ToolKind: "execute"}}, asked)
+	decision = harness.Reject
+	mu.Unlock()
+	require.Equal(t, []harness.Update{{Kind: harness.UpdateToolStart, ToolCallID: "call_1", Title: "/bin/bash -lc 'echo hi > notes.txt'",
+		ToolKind: "execute", Status: harness.ToolInProgress}}, c.of(harness.UpdateToolStart))
+	require.Equal(t, harness.ToolCompleted, c.of(harness.UpdateToolEnd)[0].Status)
+
+	out, c = scriptedTurn(t, p, th, "write again")
+	require.Equal(t, "echo: write again (decline)", out.Text)
+	require.Equal(t, harness.ToolFailed, c.of(harness.UpdateToolEnd)[0].Status, "a declined command's tool call failed")
+	b, err := os.ReadFile(answers)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	require.Len(t, lines, 3)
+	require.Equal(t, "requestUserInput: json-rpc error -32601: jam does not answer item/tool/requestUserInput", lines[0])
+	require.Equal(t, "commandApproval: accept <nil>", lines[1])
+	require.Equal(t, "commandApproval: decline <nil>", lines[2])
+}
+
+// TestScripted_interruptFromTheCallback: the update callback may call
+// Interrupt (it runs outside the process's lock); the turn then ends
+// cancelled, by turn/interrupt with the turn's id.
+func TestScripted_interruptFromTheCallback(t *testing.T) {
+	t.Parallel()
+	p := launchScripted(t, harness.LaunchSpec{})
+	th := openScripted(t, p)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var once sync.Once
+	out, err := p.Prompt(ctx, th, harness.Input{Text: "[slow] think"}, func(u harness.Update) {
+		once.Do(func() { require.NoError(t, p.Interrupt(ctx, th)) })
+	})
+	require.NoError(t, err)
+	require.Equal(t, harness.StopCancelled, out.StopReason)
+	require.Equal(t, codex.TurnInterrupted, out.ProviderReason)
+	require.NoError(t, p.Interrupt(ctx, th), "nothing happens without a running turn")
+}
+
+// TestScripted_handshakeErrorHidesSecrets: an initialize error that
+// echoes the environment reaches the caller with the secret hidden.
+func TestScripted_handshakeErrorHidesSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-live-0123456789"
+	s := scripted(t)
+	s.Spec.Env = append(s.Spec.Env, edgeEnv+"="+string(edgeInitError), secretEnv+"="+secret)
+	s.Spec.Secrets = []string{secret}
+	s.Spec.Logger = slog.New(slog.DiscardHandler)
+	p, err := codex.Harness{}.Launch(t.Context(), s.Spec)
+	if err == nil {
+		_ = p.Stop(context.Background())
+	}
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), secret)
+	require.Contains(t, err.Error(), "provider refused key [redacted]")
 }
