@@ -18,6 +18,7 @@ import (
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/acp"
 	"github.com/jamhq/jam/internal/harness/claude"
+	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/runtime"
 	"github.com/jamhq/jam/internal/store"
@@ -69,7 +70,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 
 // harnesses are the harnesses an owned agent can run, by the harness
 // configuration key (their default commands: harness.Kinds).
-var harnesses = harness.NewRegistry(acp.Harness{}, acp.Copilot, acp.OpenCode, claude.Harness{})
+var harnesses = harness.NewRegistry(acp.Harness{}, acp.Copilot, acp.OpenCode, claude.Harness{}, codex.Harness{})
 
 // harnessManifest is what a harness's processes can do, by its key.
 func harnessManifest(name string) (harness.Manifest, error) {
