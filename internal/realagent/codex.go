@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/jamhq/jam/internal/fakemodel"
@@ -136,29 +135,33 @@ func (c *Codex) Command() []string {
 }
 
 // SandboxCommand is the argv that runs codex in a sandbox that cuts the
-// network (jam's bwrap executor with NoNetwork): the bridge, inside it,
-// reaches the fake model. The sandbox must let the process read the
-// bridge's executable, the model's socket and the codex binary, and write
-// Home.
+// network (jam's bwrap executor with NoNetwork; the harness appends
+// app-server): the bridge, inside it, reaches the fake model. The
+// configuration is given as -c options, the person's own options on the
+// command, so that Codex needs no config.toml: its CODEX_HOME is then
+// the default, .codex in the home jam gives the agent. Run it with
+// SandboxEnv. The sandbox must let the process read the bridge's
+// executable, the model's socket and the codex binary (they are absolute
+// arguments, so jam's sandbox does).
 func (c *Codex) SandboxCommand() []string {
-	return BridgeCommand(c.sock, c.addr, c.Binary)
+	return BridgeCommand(c.sock, c.addr, append([]string{c.Binary}, CodexOptions("http://"+c.addr+"/v1")...)...)
 }
 
-// Socket is the fake model's unix socket, which a sandbox must show.
-func (c *Codex) Socket() string { return c.sock }
+// SandboxEnv is the environment an agent template adds for
+// SandboxCommand: the provider's key.
+func (c *Codex) SandboxEnv() []string { return []string{CodexKeyEnv + "=" + CodexKey} }
 
-// EnvWithout is Env without the named variables.
-func (c *Codex) EnvWithout(names ...string) []string {
-	var env []string
-	for _, kv := range c.Env {
-		name, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, n := range names {
-			drop = drop || n == name
-		}
-		if !drop {
-			env = append(env, kv)
-		}
+// CodexOptions are the -c options that configure Codex as CodexConfig
+// does.
+func CodexOptions(baseURL string) []string {
+	return []string{
+		"-c", "model=" + fakemodel.DefaultModel,
+		"-c", "model_provider=fake",
+		"-c", "check_for_update_on_startup=false",
+		"-c", fmt.Sprintf(`model_providers.fake={name="Fake local model",base_url=%q,env_key=%q,wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+			baseURL, CodexKeyEnv),
+		"-c", "analytics.enabled=false",
+		"-c", "feedback.enabled=false",
+		"-c", "features.plugins=false",
 	}
-	return env
 }

@@ -344,6 +344,7 @@ func TestCodex_interruptMidTurn(t *testing.T) {
 
 // TestCodex_underBwrap: Codex runs under jam's bwrap executor, cut off the
 // network (the fake model reached through the bridge inside the sandbox),
+// configured by -c options in a home of its own,
 // with the sandbox mode the harness gives every thread: an approved
 // exec_command writes its worktree, and one writing outside the sandbox's
 // writable paths fails, so jam's sandbox confines what Codex runs.
@@ -365,8 +366,13 @@ func TestCodex_underBwrap(t *testing.T) {
 	require.NoError(t, err)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	p := launchReal(t, harness.LaunchSpec{Argv: cx.SandboxCommand(), Executor: ex, Dir: cx.Home, Env: cx.Env,
-		Writable: []string{filepath.Dir(wt), cx.Home}, ReadOnly: []string{exe, cx.Binary}, NoNetwork: true,
+	// As an owned agent runs: a home of its own (CODEX_HOME defaults to
+	// its .codex), the configuration as -c options, the key in the
+	// environment.
+	home := t.TempDir()
+	p := launchReal(t, harness.LaunchSpec{Argv: cx.SandboxCommand(), Executor: ex, Dir: home,
+		Env:      append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, cx.SandboxEnv()...),
+		Writable: []string{filepath.Dir(wt), home, cx.Home}, ReadOnly: []string{exe, cx.Binary}, NoNetwork: true,
 		Policy: harness.PolicyAllow, Secrets: []string{realagent.CodexKey}})
 	th := openThread(t, p, wt)
 
