@@ -63,10 +63,10 @@ func (Harness) Name() string { return Name }
 
 // Manifest implements harness.Harness: many threads per process, resume in
 // a new process (thread/resume), interrupt by turn id (turn/interrupt),
-// approvals (command and file-change requests); no steer.
+// approvals (command and file-change requests), steer (turn/steer).
 func (Harness) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
-		Resume: harness.ResumeInProcess, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}
+		Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}
 }
 
 // Launch implements harness.Harness: it starts `<Argv…> app-server`
@@ -434,9 +434,26 @@ func (p *process) Interrupt(_ context.Context, th harness.Thread) error {
 	return nil
 }
 
-// Steer implements harness.Process: not offered (the manifest says so).
-func (p *process) Steer(context.Context, harness.Thread, harness.Input) error {
-	return fmt.Errorf("%w: the codex harness does not steer a running turn", jam.ErrNotImplemented)
+// Steer implements harness.Process (turn/steer): the input joins the
+// thread's running turn, named by the id the adapter kept (Codex refuses a
+// steer for another turn); jam.ErrConflict when no turn runs, or its id is
+// not known yet.
+func (p *process) Steer(ctx context.Context, th harness.Thread, in harness.Input) error {
+	p.mu.Lock()
+	id := ""
+	if t, ok := p.threads[string(th)]; ok && t.turn != nil {
+		id = t.turn.id
+	}
+	p.mu.Unlock()
+	if id == "" {
+		return fmt.Errorf("%w: codex: no turn of thread %s is running", jam.ErrConflict, th)
+	}
+	err := p.call(ctx, MethodTurnSteer, turnSteerParams{ThreadID: string(th), ExpectedTurnID: id,
+		Input: []userInput{{Type: "text", Text: in.Text, TextElements: []any{}}}}, nil)
+	if err != nil {
+		return p.redact(fmt.Errorf("codex: turn/steer: %w", err))
+	}
+	return nil
 }
 
 // Stop implements harness.Process: stdin closes, then the group gets

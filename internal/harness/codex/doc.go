@@ -26,6 +26,9 @@
 //     response, so a turn's usage is the sum of its updates' last;
 //   - turn/interrupt {threadId, turnId} stops a turn, which then ends
 //     with turn/completed interrupted;
+//   - turn/steer {threadId, input, expectedTurnId} adds input to the
+//     running turn (refused for any other turn id); the model gets it
+//     with its next request of the turn;
 //   - an error notification with willRetry false means Codex gave up on
 //     the turn; turn/completed failed follows;
 //   - item/commandExecution/requestApproval and

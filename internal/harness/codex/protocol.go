@@ -17,6 +17,7 @@ const (
 	MethodThreadResume  = "thread/resume"
 	MethodTurnStart     = "turn/start"
 	MethodTurnInterrupt = "turn/interrupt"
+	MethodTurnSteer     = "turn/steer"
 )
 
 // Server notifications the adapter reads; every other one is ignored.
@@ -127,6 +128,14 @@ type turnStartResult struct {
 type turnInterruptParams struct {
 	ThreadID string `json:"threadId"`
 	TurnID   string `json:"turnId"`
+}
+
+// turnSteerParams adds input to the running turn, which must be
+// ExpectedTurnID.
+type turnSteerParams struct {
+	ThreadID       string      `json:"threadId"`
+	Input          []userInput `json:"input"`
+	ExpectedTurnID string      `json:"expectedTurnId"`
 }
 
 type approvalResult struct {

@@ -392,3 +392,45 @@ func TestCodex_underBwrap(t *testing.T) {
 	require.NotEmpty(t, results)
 	require.Contains(t, string(results[len(results)-1].Content), "exited with code 1", "the command failed inside the sandbox")
 }
+
+// TestCodex_steer: input steered into a running turn (turn/steer) reaches
+// the model within that turn: while the model holds its first answer the
+// input is added, and the turn's next model request carries it.
+func TestCodex_steer(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	p := launchReal(t, realSpec(t, cx, harness.PolicyAllow))
+	require.True(t, p.Manifest().Steer)
+	th := openThread(t, p, gitWorktree(t))
+	gate := make(chan struct{})
+	model.Push(fakemodel.Reply{Text: []string{"working"}, Hold: gate})
+	ctx, cancel := context.WithTimeout(t.Context(), step)
+	defer cancel()
+	type result struct {
+		out harness.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := p.Prompt(ctx, th, harness.Input{Text: "start the refactor"}, nil)
+		done <- result{out, err}
+	}()
+	_, err := model.WaitRequests(ctx, 1, fakemodel.Turn)
+	require.NoError(t, err)
+	// The turn's id is known once turn/start answered, before the model
+	// was asked.
+	require.NoError(t, p.Steer(ctx, th, harness.Input{Text: "also rename the package"}))
+	close(gate)
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, harness.StopCompleted, r.out.StopReason)
+	reqs := model.Requests()
+	require.GreaterOrEqual(t, len(reqs), 2, "the steered input made another request in the turn")
+	last := lastTurn(t, reqs)
+	require.Equal(t, "also rename the package", last.LastUser())
+	require.Contains(t, history(last), "start the refactor")
+	require.Contains(t, r.out.Text, "FAKE-REPLY: also rename the package")
+}

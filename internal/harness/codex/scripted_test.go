@@ -23,6 +23,7 @@ import (
 	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/harness/harnesstest"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/jam"
 )
 
 // Environment of the scripted app-server: scriptedEnv turns the test
@@ -92,6 +93,7 @@ func scriptedAppServer() {
 		threads     int
 		turns       int
 		interrupts  = map[string]chan struct{}{} // by turn id
+		steers      = map[string]chan string{}   // by turn id
 		late        sync.WaitGroup
 		bg          sync.WaitGroup
 	)
@@ -123,9 +125,19 @@ func scriptedAppServer() {
 			mu.Lock()
 			c := interrupts[turn]
 			mu.Unlock()
+			mu.Lock()
+			steer := steers[turn]
+			mu.Unlock()
 			for {
 				delta(codex.NotifyReasoningDelta, thread, turn, "hm ")
 				select {
+				case text := <-steer:
+					item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "agentMessage", "id": "msg_2", "text": "steered: " + text})
+					mu.Lock()
+					delete(interrupts, turn)
+					mu.Unlock()
+					completed(thread, turn, codex.TurnCompleted, nil)
+					return
 				case <-c:
 					if edge == harnesstest.EdgeOutputAfterCancel {
 						completed(thread, turn, codex.TurnInterrupted, nil)
@@ -271,6 +283,7 @@ func scriptedAppServer() {
 				turns++
 				id := fmt.Sprintf("turn_%d", turns)
 				interrupts[id] = make(chan struct{})
+				steers[id] = make(chan string, 1)
 				mu.Unlock()
 				bg.Go(func() {
 					// After the answer is written: a moment, as Codex's own
@@ -279,6 +292,24 @@ func scriptedAppServer() {
 					runTurn(context.Background(), p.ThreadID, id, p.Input[0].Text)
 				})
 				return map[string]any{"turn": map[string]any{"id": id, "status": "inProgress", "items": []any{}}}, nil
+			case codex.MethodTurnSteer:
+				var sp struct {
+					ThreadID       string `json:"threadId"`
+					ExpectedTurnID string `json:"expectedTurnId"`
+					Input          []struct {
+						Text string `json:"text"`
+					} `json:"input"`
+				}
+				_ = json.Unmarshal(params, &sp)
+				mu.Lock()
+				c, ok := steers[sp.ExpectedTurnID]
+				_, running := interrupts[sp.ExpectedTurnID]
+				mu.Unlock()
+				if !ok || !running || len(sp.Input) != 1 {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "no active turn to steer"}
+				}
+				c <- sp.Input[0].Text
+				return map[string]any{"turnId": sp.ExpectedTurnID}, nil
 			case codex.MethodTurnInterrupt:
 				mu.Lock()
 				c, ok := interrupts[p.TurnID]
@@ -372,7 +403,7 @@ func TestScripted_outcome(t *testing.T) {
 	p := launchScripted(t, harness.LaunchSpec{Model: "gpt-test"})
 	m := p.Manifest()
 	require.Equal(t, harness.Manifest{Harness: "codex", Version: harness.ManifestVersion, Agent: "jam/0.171.0 (scripted app-server)",
-		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}, m)
+		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}, m)
 	th := openScripted(t, p)
 	out, c := scriptedTurn(t, p, th, "say hi")
 	want := harness.Usage{InputTokens: 11, CachedTokens: 3, OutputTokens: 7, ReasoningTokens: 2}
@@ -486,4 +517,26 @@ func TestScripted_handshakeErrorHidesSecrets(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), secret)
 	require.Contains(t, err.Error(), "provider refused key [redacted]")
+}
+
+// TestScripted_steer: Steer sends turn/steer naming the running turn's id,
+// and the turn takes the input; without a running turn it is
+// jam.ErrConflict.
+func TestScripted_steer(t *testing.T) {
+	t.Parallel()
+	p := launchScripted(t, harness.LaunchSpec{})
+	th := openScripted(t, p)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	require.ErrorIs(t, p.Steer(ctx, th, harness.Input{Text: "too early"}), jam.ErrConflict)
+	var once sync.Once
+	steered := make(chan error, 1)
+	out, err := p.Prompt(ctx, th, harness.Input{Text: "[slow] think"}, func(harness.Update) {
+		once.Do(func() { go func() { steered <- p.Steer(ctx, th, harness.Input{Text: "focus on the tests"}) }() })
+	})
+	require.NoError(t, err)
+	require.NoError(t, <-steered)
+	require.Equal(t, harness.StopCompleted, out.StopReason)
+	require.Equal(t, "steered: focus on the tests", out.Text)
+	require.ErrorIs(t, p.Steer(ctx, th, harness.Input{Text: "too late"}), jam.ErrConflict)
 }
