@@ -40,6 +40,9 @@ const ApprovalPolicy = "untrusted"
 // off, jam's executor being the sandbox (see the package doc).
 const Sandbox = "danger-full-access"
 
+// maxTitles bounds the tool titles a turn keeps for its approvals.
+const maxTitles = 1024
+
 // MaxAnswerBytes bounds the answer text a turn keeps (Outcome.Text); the
 // rest is counted in Outcome.Omitted.
 const MaxAnswerBytes = 1 << 20
@@ -170,7 +173,8 @@ type thread struct {
 	ended map[string]bool
 }
 
-// turn is a running turn; its fields are guarded by process.mu.
+// turn is a running turn. thread, updates, ctx and cancel are set at the
+// start; cbMu guards over; process.mu guards the rest.
 type turn struct {
 	thread  string
 	id      string // "" until turn/start answers
@@ -183,6 +187,10 @@ type turn struct {
 	// it see it end.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// titles are the tool items' titles, by item id: an approval that
+	// gives no command or reason is titled by its item.
+	titles map[string]string
 
 	answer   answer
 	messages int // agentMessage items completed
@@ -307,7 +315,8 @@ func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Inpu
 	tctx, tcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer tcancel()
 	defer context.AfterFunc(ctx, tcancel)()
-	tu := &turn{thread: id, updates: updates, ctx: tctx, cancel: tcancel, done: make(chan struct{}), failed: make(chan struct{})}
+	tu := &turn{thread: id, updates: updates, ctx: tctx, cancel: tcancel, done: make(chan struct{}), failed: make(chan struct{}),
+		titles: map[string]string{}}
 	p.mu.Lock()
 	t, ok := p.threads[id]
 	switch {
@@ -552,6 +561,9 @@ func (p *process) apply(tu *turn, ev Event) []harness.Update {
 		}
 	case EventItemStarted:
 		if ev.Item.IsTool() {
+			if len(tu.titles) < maxTitles {
+				tu.titles[ev.Item.ID] = ev.Item.Title
+			}
 			send(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: ev.Item.ID, Title: ev.Item.Title, ToolKind: ev.Item.ToolKind,
 				Status: harness.ToolInProgress})
 		}
@@ -618,6 +630,9 @@ func (p *process) handle(ctx context.Context, method string, params json.RawMess
 	var tctx context.Context
 	if tu != nil {
 		tctx = tu.ctx
+		if a.Title == "" {
+			a.Title = tu.titles[a.ItemID]
+		}
 	}
 	p.mu.Unlock()
 	if tu == nil || tctx.Err() != nil {

@@ -185,6 +185,21 @@ func scriptedAppServer() {
 			err := conn.Call(ctx, "item/tool/requestUserInput", map[string]any{"threadId": thread, "turnId": turn, "itemId": "q1", "questions": []any{}}, nil)
 			record(fmt.Sprintf("requestUserInput: %v", err))
 		}
+		if strings.Contains(text, "patch") {
+			item(codex.NotifyItemStarted, thread, turn, map[string]any{"type": "fileChange", "id": "patch_1",
+				"changes": []any{map[string]any{"path": "/w/a.go", "kind": map[string]any{"type": "update"}, "diff": ""}}, "status": "inProgress"})
+			var res struct {
+				Decision string `json:"decision"`
+			}
+			err := conn.Call(ctx, codex.RequestFileApproval, map[string]any{"threadId": thread, "turnId": turn, "itemId": "patch_1", "startedAtMs": 1}, &res)
+			record(fmt.Sprintf("fileApproval: %s %v", res.Decision, err))
+			decision = " (" + res.Decision + ")"
+			status := "completed"
+			if res.Decision != "accept" {
+				status = "declined"
+			}
+			item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "fileChange", "id": "patch_1", "changes": []any{}, "status": status})
+		}
 		if strings.Contains(text, "write") {
 			cmd := "/bin/bash -lc 'echo hi > notes.txt'"
 			item(codex.NotifyItemStarted, thread, turn, map[string]any{"type": "commandExecution", "id": "call_1", "command": cmd,
@@ -539,4 +554,27 @@ func TestScripted_steer(t *testing.T) {
 	require.Equal(t, harness.StopCompleted, out.StopReason)
 	require.Equal(t, "steered: focus on the tests", out.Text)
 	require.ErrorIs(t, p.Steer(ctx, th, harness.Input{Text: "too late"}), jam.ErrConflict)
+}
+
+// TestScripted_fileChangeApproval: a file-change approval without a
+// reason reaches the callback as an edit titled by its item (the files it
+// changes), and the decision is Codex's.
+func TestScripted_fileChangeApproval(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []harness.ApprovalRequest
+	p := launchScripted(t, harness.LaunchSpec{Approve: func(_ context.Context, req harness.ApprovalRequest) harness.Decision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req)
+		return harness.Reject
+	}})
+	th := openScripted(t, p)
+	out, c := scriptedTurn(t, p, th, "patch it")
+	require.Equal(t, "echo: patch it (decline)", out.Text)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []harness.ApprovalRequest{{Thread: th, ToolCallID: "patch_1", Title: "Edit /w/a.go", ToolKind: "edit"}}, asked)
+	require.Equal(t, []harness.Update{{Kind: harness.UpdateToolEnd, ToolCallID: "patch_1", Title: "Edit", ToolKind: "edit", Status: harness.ToolFailed}},
+		c.of(harness.UpdateToolEnd))
 }
