@@ -168,9 +168,22 @@ type process struct {
 type thread struct {
 	model string
 	turn  *turn // the running turn, if any
-	// ended are the ids of turns that are over: their late output reaches
-	// nobody.
-	ended map[string]bool
+	// ended are the ids of the last turns that are over (at most
+	// maxEnded): their late output reaches nobody, even before the next
+	// turn's id is known.
+	ended []string
+}
+
+// maxEnded bounds the ended turn ids a thread keeps.
+const maxEnded = 16
+
+func (t *thread) isEnded(id string) bool { return slices.Contains(t.ended, id) }
+
+func (t *thread) end(id string) {
+	if len(t.ended) == maxEnded {
+		t.ended = t.ended[1:]
+	}
+	t.ended = append(t.ended, id)
 }
 
 // turn is a running turn. thread, updates, ctx and cancel are set at the
@@ -302,7 +315,7 @@ func (p *process) keep(id, model string) {
 		t.model = model
 		return
 	}
-	p.threads[id] = &thread{model: model, ended: map[string]bool{}}
+	p.threads[id] = &thread{model: model}
 }
 
 // Prompt implements harness.Process (turn/start, then the turn's
@@ -339,7 +352,7 @@ func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Inpu
 		p.mu.Lock()
 		t.turn = nil
 		if tu.id != "" {
-			t.ended[tu.id] = true
+			t.end(tu.id)
 		}
 		p.mu.Unlock()
 	}()
@@ -507,7 +520,7 @@ func (p *process) running(threadID, turnID string) *turn {
 	switch {
 	case turnID == "" || turnID == tu.id:
 		return tu
-	case tu.id == "" && !t.ended[turnID]:
+	case tu.id == "" && !t.isEnded(turnID):
 		return tu
 	}
 	return nil

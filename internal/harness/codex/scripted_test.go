@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,6 +41,10 @@ const (
 	// naming the value of secretEnv.
 	edgeInitError harnesstest.Edge = "init-error"
 )
+
+// bigMessage is one of the two messages of a "[big]" turn: 600,001
+// bytes, mostly two-byte runes, so a cut can fall inside one.
+var bigMessage = "a" + strings.Repeat("é", 300_000)
 
 // Scripted usage: the turn's one model response, and the thread's total
 // (which the adapter must not report as the turn's).
@@ -179,6 +184,14 @@ func scriptedAppServer() {
 				}
 				buf = bytes.Repeat([]byte("x"), 64<<10)
 			}
+		}
+		if strings.Contains(text, "[big]") {
+			// Two messages of bigMessage each: together beyond the bound.
+			for i := range 2 {
+				item(codex.NotifyItemCompleted, thread, turn, map[string]any{"type": "agentMessage", "id": fmt.Sprintf("msg_%d", i), "text": bigMessage})
+			}
+			completed(thread, turn, codex.TurnCompleted, nil)
+			return
 		}
 		decision := ""
 		if strings.Contains(text, "ask user") {
@@ -577,4 +590,20 @@ func TestScripted_fileChangeApproval(t *testing.T) {
 	require.Equal(t, []harness.ApprovalRequest{{Thread: th, ToolCallID: "patch_1", Title: "Edit /w/a.go", ToolKind: "edit"}}, asked)
 	require.Equal(t, []harness.Update{{Kind: harness.UpdateToolEnd, ToolCallID: "patch_1", Title: "Edit", ToolKind: "edit", Status: harness.ToolFailed}},
 		c.of(harness.UpdateToolEnd))
+}
+
+// TestScripted_answerIsBounded: a turn keeps at most MaxAnswerBytes of
+// its completed messages, cut at a rune boundary, and counts the rest.
+func TestScripted_answerIsBounded(t *testing.T) {
+	t.Parallel()
+	p := launchScripted(t, harness.LaunchSpec{})
+	th := openScripted(t, p)
+	out, _ := scriptedTurn(t, p, th, "[big] talk a lot")
+	total := 2*len(bigMessage) + len("\n\n")
+	require.Greater(t, total, codex.MaxAnswerBytes)
+	require.LessOrEqual(t, len(out.Text), codex.MaxAnswerBytes)
+	require.Greater(t, len(out.Text), codex.MaxAnswerBytes-4)
+	require.True(t, utf8.ValidString(out.Text), "cut at a rune boundary")
+	require.Equal(t, total, len(out.Text)+out.Omitted)
+	require.True(t, strings.HasPrefix(out.Text, bigMessage+"\n\n"))
 }
