@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
@@ -205,4 +207,127 @@ func TestCodex_ownedRestartMidTurnResumes(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, replies, "answered once")
+}
+
+// codexRunningTurn waits for the only session's turn to run and the model
+// to be asked, and returns the session and the turn as jamd shows it.
+func codexRunningTurn(t *testing.T, c *apiclient.Client, model *fakemodel.Server) (wire.Session, wire.Turn) {
+	t.Helper()
+	ctx := t.Context()
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	_, err := model.WaitRequests(wctx, 1, fakemodel.Turn)
+	require.NoError(t, err, "the turn reached the model")
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	ts, err := c.Turns(ctx, ss[0].ID)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	require.Equal(t, "running", ts[0].State)
+	one, err := c.Turn(ctx, ts[0].ID)
+	require.NoError(t, err)
+	return ss[0], one
+}
+
+// TestCodex_ownedKilledMidTurn: Codex's process group is killed while the
+// model holds its answer; the turn ends interrupted, the next turn runs on
+// a new process (lease generation 2) and answers the message once.
+func TestCodex_ownedKilledMidTurn(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	r := start(t, testConfig(t))
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	defer func() {
+		if t.Failed() {
+			t.Log(r.log.String())
+		}
+	}()
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "codex", Runtime: codexRuntime(t, cx)})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "r", Agents: []string{"codex"}})
+	require.NoError(t, err)
+	model.Push(fakemodel.Reply{Text: []string{"never"}, Hold: make(chan struct{})})
+	sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" refactor everything", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	session, turn := codexRunningTurn(t, c, model)
+	require.Len(t, turn.Executions, 1)
+	pid := turn.Executions[0].Pid
+	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL), "kill codex's process group mid-turn")
+
+	var ts []wire.Turn
+	require.Eventually(t, func() bool {
+		ts, err = c.Turns(ctx, session.ID)
+		require.NoError(t, err)
+		return len(ts) == 2 && ts[1].State == "succeeded"
+	}, 3*time.Minute, 50*time.Millisecond, "the next turn answers")
+	require.Equal(t, "interrupted", ts[0].State)
+	require.Equal(t, sent.ID, ts[1].Message)
+	second, err := c.Turn(ctx, ts[1].ID)
+	require.NoError(t, err)
+	require.Len(t, second.Executions, 1)
+	require.Equal(t, int64(2), second.Executions[0].LeaseGeneration, "a new process ran it")
+	require.NotEqual(t, pid, second.Executions[0].Pid)
+	require.Eventually(t, func() bool {
+		_, processed := roomState(t, owner, room.ID, sent.ID, agent.AgentID)
+		return processed
+	}, time.Minute, 50*time.Millisecond, "settled")
+	page, err := owner.ChatMessages(ctx, room.ID, "", 50)
+	require.NoError(t, err)
+	replies := 0
+	for _, m := range page.Messages {
+		if m.SenderID == agent.AgentID {
+			replies++
+		}
+	}
+	require.Equal(t, 1, replies, "answered once")
+}
+
+// TestCodex_ownedCancelledTurn: a person cancels a running Codex turn
+// (turn/interrupt); it ends cancelled, nothing is posted, and the message
+// stays queued, unsettled.
+func TestCodex_ownedCancelledTurn(t *testing.T) {
+	t.Parallel()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cx := realagent.NewCodex(t, model)
+	r := start(t, testConfig(t))
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	defer func() {
+		if t.Failed() {
+			t.Log(r.log.String())
+		}
+	}()
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "codex", Runtime: codexRuntime(t, cx)})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "r", Agents: []string{"codex"}})
+	require.NoError(t, err)
+	slow := make([]string, 200)
+	for i := range slow {
+		slow[i] = "slow "
+	}
+	model.Push(fakemodel.Reply{Text: slow, Delay: fakemodel.Duration(300 * time.Millisecond)})
+	sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" rewrite it in Rust", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	session, turn := codexRunningTurn(t, c, model)
+	require.NoError(t, c.CancelTurn(ctx, turn.ID))
+	require.Eventually(t, func() bool {
+		ts, err := c.Turns(ctx, session.ID)
+		require.NoError(t, err)
+		return ts[0].State == "cancelled"
+	}, time.Minute, 20*time.Millisecond, "the turn ends cancelled")
+	in, err := c.Inbox(ctx, apiclient.InboxQuery{Agent: "codex"})
+	require.NoError(t, err)
+	require.Len(t, in.Messages, 1, "the message is not settled")
+	reply, processed := roomState(t, owner, room.ID, sent.ID, agent.AgentID)
+	require.Empty(t, reply, "nothing posted")
+	require.False(t, processed)
 }
