@@ -32,8 +32,9 @@ const Subcommand = "app-server"
 
 // ApprovalPolicy is the approvalPolicy every thread runs with: Codex asks
 // before every command it does not know to be safe, and jam's Approval
-// callback (the permission policy) answers. Under "on-request" Codex 0.171
-// runs a workspace command without asking.
+// callback (the permission policy) answers. Under "on-request" (with the
+// Sandbox below) Codex 0.171 runs the model's exec_command without asking,
+// so even the reject policy would not stop it (TestCodex_approvals fails).
 const ApprovalPolicy = "untrusted"
 
 // Sandbox is the sandbox mode every thread runs with: Codex's own sandbox

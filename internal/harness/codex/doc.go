@@ -39,8 +39,9 @@
 // Invariants, beyond the seam's (package harness):
 //   - every thread runs with approvalPolicy "untrusted": Codex asks before
 //     any command it does not know to be safe, and the one Approval
-//     callback (the agent's permission policy) answers accept or decline;
-//     "on-request" would let Codex run workspace commands unasked;
+//     callback (the agent's permission policy) answers accept or decline,
+//     under either policy; under "on-request" Codex runs the model's
+//     commands unasked;
 //   - every other request from the server (permissions, user input, MCP
 //     elicitation, dynamic tools, the legacy applyPatchApproval and
 //     execCommandApproval, anything unknown) is answered at once with a
