@@ -128,3 +128,35 @@ func TestOpenCodeEnv(t *testing.T) {
 	require.Equal(t, "ask", config.Permission["bash"], "commands ask, so the client's policy decides")
 	require.Equal(t, "http://127.0.0.1:9/v1", config.Provider["fake"].Options.BaseURL)
 }
+
+// TestCodexConfig: the config.toml and the -c options say the same: the
+// fake provider on the Responses wire with the key variable, no retries,
+// no plugins, analytics and feedback off.
+func TestCodexConfig(t *testing.T) {
+	t.Parallel()
+	const url = "http://127.0.0.1:9/v1"
+	config := CodexConfig(url)
+	opts := CodexOptions(url)
+	require.Equal(t, 0, len(opts)%2)
+	var keys []string
+	for i := 0; i < len(opts); i += 2 {
+		require.Equal(t, "-c", opts[i])
+		k, v, ok := strings.Cut(opts[i+1], "=")
+		require.True(t, ok, opts[i+1])
+		keys = append(keys, k)
+		switch k {
+		case "model_providers.fake":
+			for _, want := range []string{`base_url="` + url + `"`, `env_key="` + CodexKeyEnv + `"`, `wire_api="responses"`, "request_max_retries=0", "stream_max_retries=0"} {
+				require.Contains(t, v, want)
+			}
+		case "features.plugins", "analytics.enabled", "feedback.enabled", "check_for_update_on_startup":
+			require.Equal(t, "false", v, k)
+		}
+	}
+	require.ElementsMatch(t, []string{"model", "model_provider", "check_for_update_on_startup", "model_providers.fake", "analytics.enabled",
+		"feedback.enabled", "features.plugins"}, keys)
+	for _, want := range []string{`model_provider = "fake"`, `base_url = "` + url + `"`, `env_key = "` + CodexKeyEnv + `"`, `wire_api = "responses"`,
+		"request_max_retries = 0", "stream_max_retries = 0", "[features]\nplugins = false", "[analytics]\nenabled = false", "[feedback]\nenabled = false"} {
+		require.Contains(t, config, want)
+	}
+}
