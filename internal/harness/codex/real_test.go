@@ -74,11 +74,62 @@ func TestCodex_conformance(t *testing.T) {
 	})
 }
 
+// TestCodex_conformanceUnderBwrap runs the seam's suite against the real
+// Codex as an owned agent runs it by default: under jam's bwrap executor
+// with the network cut, in a home of its own, configured by -c options;
+// every case's worktrees are under one directory the sandbox may write.
+func TestCodex_conformanceUnderBwrap(t *testing.T) {
+	t.Parallel()
+	if err := bwrap.Probe(); err != nil {
+		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
+		}
+		t.Skipf("bubblewrap cannot run here: %v", err)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	harnesstest.Exercise(t, func(t *testing.T) harnesstest.Subject {
+		model := fakemodel.New(fakemodel.Config{})
+		require.NoError(t, model.Start())
+		t.Cleanup(model.Stop)
+		cx := realagent.NewCodex(t, model)
+		ex, err := bwrap.New()
+		require.NoError(t, err)
+		home, trees := t.TempDir(), t.TempDir()
+		const echo, slowPrompt, approve = "say hello", "take your time", "make a file"
+		return harnesstest.Subject{
+			Harness: codex.Harness{},
+			Spec: harness.LaunchSpec{Argv: cx.SandboxCommand(), Executor: ex, Dir: home,
+				Env:      append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}, cx.SandboxEnv()...),
+				Writable: []string{home, trees, cx.Home}, ReadOnly: []string{exe, cx.Binary}, NoNetwork: true,
+				HandshakeTimeout: step, Secrets: []string{realagent.CodexKey}},
+			Dir:  func(t *testing.T) string { return gitWorktreeIn(t, trees) },
+			Echo: echo, Want: "FAKE-REPLY: " + echo, Slow: slowPrompt, Approval: approve,
+			BeforePrompt: func(prompt string) {
+				switch prompt {
+				case slowPrompt:
+					model.Push(slowReply())
+				case approve:
+					model.Push(execCommand("touch made.txt"))
+				}
+			},
+			Timeout: step,
+		}
+	})
+}
+
 // gitWorktree makes a repository with one commit and returns a linked
 // worktree of it, as jam gives each owned session.
 func gitWorktree(t *testing.T) string {
 	t.Helper()
-	base := t.TempDir()
+	return gitWorktreeIn(t, t.TempDir())
+}
+
+// gitWorktreeIn is gitWorktree in a new directory under base.
+func gitWorktreeIn(t *testing.T, base string) string {
+	t.Helper()
+	base, err := os.MkdirTemp(base, "wt")
+	require.NoError(t, err)
 	repo, wt := filepath.Join(base, "repo"), filepath.Join(base, "wt")
 	git := func(dir string, args ...string) {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=jam", "-c", "user.email=jam@example.invalid"}, args...)...)
