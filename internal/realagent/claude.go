@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jamhq/jam/internal/fakemodel"
@@ -95,4 +96,28 @@ func (c *Claude) Command() []string {
 		return []string{c.Binary}
 	}
 	return append([]string{"unshare", "-n"}, BridgeCommand(c.sock, c.addr, c.Binary)...)
+}
+
+// SandboxCommand is the argv that runs claude in a sandbox that cuts the
+// network (jam's sandbox=bwrap with network=off), without the protocol's
+// flags: the sandbox makes the network namespace, and the bridge, inside
+// it, reaches the fake model. The sandbox must let it read the bridge's
+// executable, the model's socket and the claude binary (they are
+// absolute arguments, so jam's sandbox does).
+func (c *Claude) SandboxCommand() []string { return BridgeCommand(c.sock, c.addr, c.Binary) }
+
+// SandboxEnv is Env without HOME, the XDG directories and
+// CLAUDE_CONFIG_DIR: in a sandbox the CLI's home is its own (and the only
+// place it may write besides its worktree), and its configuration and
+// sessions go to ~/.claude there.
+func (c *Claude) SandboxEnv() []string {
+	var env []string
+	for _, kv := range c.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "HOME" || name == "CLAUDE_CONFIG_DIR" || strings.HasPrefix(name, "XDG_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }

@@ -1,0 +1,364 @@
+package daemon_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/fakemodel"
+	"github.com/jamhq/jam/internal/realagent"
+)
+
+// claudeStep bounds one exchange with the real Claude Code through jamd:
+// seconds alone, 10-30 s on two loaded cores, more under the race
+// detector.
+const claudeStep = 3 * time.Minute
+
+// hubCalls counts what jamd asks of the hub: the settlements (POST
+// …/messages/{id}/processed answered 2xx) by message, the failure marks by
+// message, and the agent's posts by room. Band is the judge of what was
+// settled; these counts say how often jamd did it.
+type hubCalls struct {
+	mu        sync.Mutex
+	processed map[string]int // guarded by mu
+	failed    map[string]int // guarded by mu
+	posts     map[string]int // guarded by mu
+}
+
+var (
+	settlePath = regexp.MustCompile(`^/api/v1/agent/chats/([^/]+)/messages/([^/]+)/(processed|failed)$`)
+	postPath   = regexp.MustCompile(`^/api/v1/agent/chats/([^/]+)/messages$`)
+)
+
+// statusWriter keeps the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// front serves the hub's handler on a loopback server of its own,
+// counting jamd's calls; the WebSocket passes through untouched.
+func (c *hubCalls) front(t *testing.T, h http.Handler) *httptest.Server {
+	c.processed, c.failed, c.posts = map[string]int{}, map[string]int{}, map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		if sw.status < 200 || sw.status > 299 {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if m := settlePath.FindStringSubmatch(r.URL.Path); m != nil {
+			if m[3] == "processed" {
+				c.processed[m[2]]++
+			} else {
+				c.failed[m[2]]++
+			}
+		} else if m := postPath.FindStringSubmatch(r.URL.Path); m != nil {
+			c.posts[m[1]]++
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (c *hubCalls) counts(msg, room string) (processed, failed, posts int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.processed[msg], c.failed[msg], c.posts[room]
+}
+
+// claudeRig is the real Claude Code as an owned agent (harness claude,
+// permission allow) of a jamd started as its own process, under the
+// default sandbox (bwrap, network off: the CLI reaches the fake model
+// through realagent's bridge inside the sandbox's network namespace), on a
+// hub in the test process whose calls are counted.
+type claudeRig struct {
+	*orphanRig
+	model  *fakemodel.Server
+	calls  *hubCalls
+	marker string
+	agent  wire.Agent
+}
+
+func newClaudeRig(t *testing.T) *claudeRig {
+	t.Helper()
+	requireBwrap(t)
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cl := realagent.NewClaude(t, model)
+
+	h, owner := startHubWithOwner(t)
+	calls := &hubCalls{}
+	front := calls.front(t, h.Handler())
+	cfg := testConfig(t)
+	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
+	require.NoError(t, err)
+	t.Cleanup(func() { logf.Close() })
+	r := &orphanRig{t: t, cfg: cfg, dataDir: cfg.DataDir, owner: owner,
+		jamd:   &child{t: t, log: logf, args: []string{"--data-dir", cfg.DataDir, "--band", front.URL, "--band-key", h.OwnerKey(), "--log-level", "debug"}},
+		client: apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))}
+	t.Cleanup(func() { r.client.Close() })
+	t.Cleanup(func() {
+		if r.jamd.cmd != nil && r.jamd.cmd.ProcessState == nil {
+			_ = r.jamd.cmd.Process.Kill()
+			_ = r.jamd.cmd.Wait()
+		}
+		if t.Failed() {
+			logTail(t, logf.Name())
+		}
+	})
+	cr := &claudeRig{orphanRig: r, model: model, calls: calls, marker: newMarker()}
+	r.start()
+	// No sandbox named: the daemon's default, bwrap here.
+	env := append(cl.SandboxEnv(), orphanMarkerEnv+"="+cr.marker)
+	cr.agent, err = r.client.AgentAdd(t.Context(), wire.AgentAddRequest{Name: "claude", Runtime: &wire.AgentRuntime{
+		Harness: "claude", Command: cl.SandboxCommand(), Env: env, Permission: "allow", Network: "off",
+		Repo: gitRepo(t, "app"), HandshakeTimeout: claudeStep.String()}})
+	require.NoError(t, err)
+	require.Equal(t, "bwrap", cr.agent.Runtime.Desired.Sandbox, "the default sandbox")
+	return cr
+}
+
+// room makes a room with the agent.
+func (cr *claudeRig) room(title string) wire.Room {
+	cr.t.Helper()
+	room, err := cr.client.RoomCreate(cr.t.Context(), wire.RoomCreateRequest{Title: title, Agents: []string{"claude"}})
+	require.NoError(cr.t, err)
+	return room
+}
+
+// mention posts text to the agent in room as the person.
+func (cr *claudeRig) mention(room wire.Room, text string) protocol.MessageSent {
+	cr.t.Helper()
+	sent, err := cr.owner.SendChatMessage(cr.t.Context(), room.ID, "@"+cr.agent.Handle+" "+text, []protocol.Mention{{ID: cr.agent.AgentID}})
+	require.NoError(cr.t, err)
+	return sent
+}
+
+// hubView is what the hub shows of room: the agent's replies, and the
+// delivery to the agent of msg.
+func (cr *claudeRig) hubView(room wire.Room, msg string) (replies []string, d protocol.DeliveryRecord) {
+	cr.t.Helper()
+	page, err := cr.owner.ChatMessages(cr.t.Context(), room.ID, "", 100)
+	require.NoError(cr.t, err)
+	for _, m := range page.Messages {
+		if m.SenderID == cr.agent.AgentID {
+			replies = append(replies, m.Content)
+		}
+		if m.ID == msg {
+			d = m.Metadata.DeliveryStatus[cr.agent.AgentID]
+		}
+	}
+	return replies, d
+}
+
+// settled waits until the hub shows msg processed and returns the room's
+// replies then.
+func (cr *claudeRig) settled(room wire.Room, msg string) []string {
+	cr.t.Helper()
+	var replies []string
+	require.Eventually(cr.t, func() bool {
+		var d protocol.DeliveryRecord
+		replies, d = cr.hubView(room, msg)
+		return d.Status == protocol.DeliveryProcessed
+	}, claudeStep, 50*time.Millisecond, "message %s settled on the hub", msg)
+	return replies
+}
+
+// session is the agent's session in room.
+func (cr *claudeRig) session(room wire.Room) wire.Session {
+	cr.t.Helper()
+	ss, err := cr.client.Sessions(cr.t.Context())
+	require.NoError(cr.t, err)
+	for _, s := range ss {
+		if s.Room == room.ID {
+			return s
+		}
+	}
+	cr.t.Fatalf("no session in room %s", room.ID)
+	return wire.Session{}
+}
+
+// turns lists the turns of the session in room, each with its executions.
+func (cr *claudeRig) turns(room wire.Room) []wire.Turn {
+	cr.t.Helper()
+	ctx := cr.t.Context()
+	ts, err := cr.client.Turns(ctx, cr.session(room).ID)
+	require.NoError(cr.t, err)
+	for i := range ts {
+		ts[i], err = cr.client.Turn(ctx, ts[i].ID)
+		require.NoError(cr.t, err)
+	}
+	return ts
+}
+
+// waitTurns waits until the session in room has n turns, the last of them
+// in state, and returns them.
+func (cr *claudeRig) waitTurns(room wire.Room, n int, state string) []wire.Turn {
+	cr.t.Helper()
+	var ts []wire.Turn
+	require.Eventually(cr.t, func() bool {
+		ss, err := cr.client.Sessions(cr.t.Context())
+		if err != nil || len(ss) == 0 {
+			return false
+		}
+		ts = cr.turns(room)
+		return len(ts) == n && ts[n-1].State == state
+	}, claudeStep, 50*time.Millisecond, "turn %d of room %s becomes %s (turns: %+v)", n, room.ID, state, &ts)
+	return ts
+}
+
+// holdNext makes the model hold its answer to the next turn's request,
+// and returns the gate; it waits for that request and returns it.
+func (cr *claudeRig) holdNext(prior int) (chan struct{}, fakemodel.Captured) {
+	cr.t.Helper()
+	gate := make(chan struct{})
+	cr.model.Push(fakemodel.Reply{Text: []string{"never ", "finished"}, Hold: gate})
+	cr.t.Cleanup(func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	})
+	ctx, cancel := context.WithTimeout(cr.t.Context(), claudeStep)
+	defer cancel()
+	reqs, err := cr.model.WaitRequests(ctx, prior+1, fakemodel.Turn)
+	require.NoError(cr.t, err, "the CLI asks the model")
+	return gate, reqs[prior]
+}
+
+// modelTurns counts the model's turn requests.
+func (cr *claudeRig) modelTurns() []fakemodel.Captured {
+	var out []fakemodel.Captured
+	for _, c := range cr.model.Requests() {
+		if fakemodel.Turn(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// conversation is every message's text of a model request.
+func conversation(c fakemodel.Captured) string {
+	var b strings.Builder
+	for _, m := range c.Messages {
+		b.WriteString(string(m.Content))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// bashCall is a model reply calling Claude Code's Bash tool.
+func bashCall(command string) fakemodel.Reply {
+	args, _ := json.Marshal(map[string]string{"command": command, "description": "edit a file"})
+	return fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: "Bash", Arguments: args}}
+}
+
+// TestClaudeE2E_twoRoomsEditTheirWorktrees: a person mentions the owned
+// Claude Code agent in two rooms; each room's turn runs a Bash call (the
+// allow policy answers its approval) that edits a file in that room's
+// worktree; the reply appears in the right room, the message settles on
+// the hub only after it, once; each room's session ran its own process
+// (two leases, two live processes at once).
+func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
+	t.Parallel()
+	cr := newClaudeRig(t)
+	type roomRun struct {
+		room  wire.Room
+		sent  protocol.MessageSent
+		word  string
+		turns []wire.Turn
+	}
+	var runs []roomRun
+	for _, word := range []string{"alpha", "beta"} {
+		room := cr.room(word)
+		// The tool call edits the worktree; the answer after it is
+		// held until the test has seen that nothing is settled yet.
+		gate := make(chan struct{})
+		cr.model.Push(bashCall("echo "+word+" > EDIT.txt"), fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate})
+		prior := len(cr.modelTurns())
+		sent := cr.mention(room, "please edit the file for "+word)
+		ctx, cancel := context.WithTimeout(t.Context(), claudeStep)
+		reqs, err := cr.model.WaitRequests(ctx, prior+2, fakemodel.Turn)
+		cancel()
+		require.NoError(t, err, "the CLI asks the model, then sends the tool's result")
+		require.Contains(t, reqs[prior].LastUser(), "please edit the file for "+word)
+		require.NotEmpty(t, reqs[prior+1].ToolResults(), "the Bash call ran and its result went back")
+
+		wt := cr.session(room).Worktree
+		b, err := os.ReadFile(filepath.Join(wt, "EDIT.txt"))
+		require.NoError(t, err, "the Bash call ran in the room's worktree")
+		require.Equal(t, word+"\n", string(b))
+		replies, d := cr.hubView(room, sent.ID)
+		require.Empty(t, replies, "no reply before the model answers")
+		require.NotEqual(t, protocol.DeliveryProcessed, d.Status, "not settled before the reply")
+
+		close(gate)
+		replies = cr.settled(room, sent.ID)
+		require.Len(t, replies, 1)
+		require.True(t, strings.HasSuffix(replies[0], "Edited for "+word+"."), "the room's own answer: %q", replies[0])
+		runs = append(runs, roomRun{room: room, sent: sent, word: word, turns: cr.waitTurns(room, 1, "succeeded")})
+	}
+
+	// Each room's file is its own; nothing of one room is in the other's
+	// worktree.
+	a, b := cr.session(runs[0].room), cr.session(runs[1].room)
+	require.NotEqual(t, a.Worktree, b.Worktree)
+	require.NotEqual(t, a.ProviderThread, b.ProviderThread, "a Claude session per room")
+	for _, s := range []wire.Session{a, b} {
+		require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, s.ProviderThread, "the --session-id jam picked")
+	}
+	// Two leases, each its own process, and both still run.
+	ea, eb := runs[0].turns[0].Executions, runs[1].turns[0].Executions
+	require.Len(t, ea, 1)
+	require.Len(t, eb, 1)
+	require.NotEqual(t, ea[0].Lease, eb[0].Lease, "two leases")
+	require.NotEqual(t, ea[0].Pid, eb[0].Pid, "two processes")
+	require.True(t, processAlive(ea[0].Pid) && processAlive(eb[0].Pid), "both processes serve their rooms")
+	for _, e := range []wire.Execution{ea[0], eb[0]} {
+		argv, err := os.ReadFile("/proc/" + strconv.Itoa(e.Pid) + "/cmdline")
+		require.NoError(t, err)
+		require.Equal(t, "bwrap", filepath.Base(strings.SplitN(string(argv), "\x00", 2)[0]), "the CLI runs in the sandbox")
+	}
+	for _, run := range runs {
+		processed, failed, posts := cr.calls.counts(run.sent.ID, run.room.ID)
+		require.Equal(t, []int{1, 0, 1}, []int{processed, failed, posts}, "room %s: settled once, never failed, one reply", run.word)
+	}
+	cr.jamd.stop()
+	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
+}
