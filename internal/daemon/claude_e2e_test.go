@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,13 +171,16 @@ func (cr *claudeRig) mention(room wire.Room, text string) protocol.MessageSent {
 	return sent
 }
 
-// hubView is what the hub shows of room: the agent's replies, and the
-// delivery to the agent of msg.
+// hubView is what the hub shows of room: the agent's replies, oldest
+// first, and the delivery to the agent of msg.
 func (cr *claudeRig) hubView(room wire.Room, msg string) (replies []string, d protocol.DeliveryRecord) {
 	cr.t.Helper()
 	page, err := cr.owner.ChatMessages(cr.t.Context(), room.ID, "", 100)
 	require.NoError(cr.t, err)
-	for _, m := range page.Messages {
+	require.False(cr.t, page.HasMore)
+	msgs := page.Messages
+	slices.SortStableFunc(msgs, func(a, b protocol.Message) int { return strings.Compare(a.InsertedAt, b.InsertedAt) })
+	for _, m := range msgs {
 		if m.SenderID == cr.agent.AgentID {
 			replies = append(replies, m.Content)
 		}
@@ -359,6 +364,181 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 		processed, failed, posts := cr.calls.counts(run.sent.ID, run.room.ID)
 		require.Equal(t, []int{1, 0, 1}, []int{processed, failed, posts}, "room %s: settled once, never failed, one reply", run.word)
 	}
+	cr.jamd.stop()
+	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
+}
+
+// lastError is the error of the delivery's current attempt on the hub.
+func lastError(d protocol.DeliveryRecord) string {
+	for _, a := range d.Attempts {
+		if a.AttemptNumber == d.CurrentAttempt && a.Error != nil {
+			return *a.Error
+		}
+	}
+	return ""
+}
+
+// TestClaudeE2E_cancelledTurnFailsThenIsAnswered: a person cancels the
+// Claude Code turn while the model holds its answer (jam turn cancel): the
+// turn ends cancelled, the message is marked failed on the hub with the
+// reason and stays unsettled, with no reply; after a configuration change
+// offers it again, a later turn answers and settles it, once.
+func TestClaudeE2E_cancelledTurnFailsThenIsAnswered(t *testing.T) {
+	t.Parallel()
+	cr := newClaudeRig(t)
+	ctx := t.Context()
+	room := cr.room("changelog")
+	sent := cr.mention(room, "write the changelog")
+	_, req := cr.holdNext(0)
+	require.Contains(t, req.LastUser(), "write the changelog")
+	ts := cr.waitTurns(room, 1, "running")
+
+	code, out := jamCLI(t, cr.dataDir, "turn", "cancel", ts[0].ID)
+	require.Equal(t, 0, code, out)
+	ts = cr.waitTurns(room, 1, "cancelled")
+	require.Equal(t, "cancelled_by_user", ts[0].Reason)
+	var d protocol.DeliveryRecord
+	require.Eventually(t, func() bool {
+		_, d = cr.hubView(room, sent.ID)
+		return d.Status == protocol.DeliveryFailed
+	}, claudeStep, 50*time.Millisecond, "the hub shows the message failed")
+	require.Equal(t, "turn cancelled (cancelled_by_user)", lastError(d))
+	replies, _ := cr.hubView(room, sent.ID)
+	require.Empty(t, replies, "a cancelled turn posts nothing")
+	processed, failed, posts := cr.calls.counts(sent.ID, room.ID)
+	require.Equal(t, []int{0, 1, 0}, []int{processed, failed, posts}, "marked failed once, never settled")
+	require.True(t, processAlive(ts[0].Executions[0].Pid), "the CLI survives the interrupt")
+
+	// Offered again: the next turn answers (the model's default reply
+	// echoes the request).
+	prior := len(cr.modelTurns())
+	_, err := cr.client.AgentConfig(ctx, "claude", wire.AgentConfigRequest{Set: map[string]string{"handshake_timeout": "4m"}})
+	require.NoError(t, err)
+	replies = cr.settled(room, sent.ID)
+	require.Len(t, replies, 1)
+	require.Contains(t, replies[0], "FAKE-REPLY: ")
+	require.Contains(t, replies[0], "write the changelog", "the answer to the cancelled message")
+	require.Greater(t, len(cr.modelTurns()), prior)
+	ts = cr.waitTurns(room, 2, "succeeded")
+	require.Equal(t, ts[0].Message, ts[1].Message, "the same message")
+	processed, failed, posts = cr.calls.counts(sent.ID, room.ID)
+	require.Equal(t, []int{1, 1, 1}, []int{processed, failed, posts}, "settled once, by its one reply")
+	cr.jamd.stop()
+	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
+}
+
+// TestClaudeE2E_killedCLIIsResumed: the Claude Code process group is
+// SIGKILLed mid-turn; the turn ends interrupted, the session's lease is
+// replaced (generation 2) by a process started with --resume, and the next
+// turn answers the message in the same Claude session: the model sees the
+// earlier turn, and the thread is unchanged.
+func TestClaudeE2E_killedCLIIsResumed(t *testing.T) {
+	t.Parallel()
+	cr := newClaudeRig(t)
+	room := cr.room("memory")
+	first := cr.mention(room, "remember the word pineapple")
+	cr.settled(room, first.ID)
+	thread := cr.session(room).ProviderThread
+	require.NotEmpty(t, thread)
+
+	sent := cr.mention(room, "now refactor the parser")
+	_, req := cr.holdNext(len(cr.modelTurns()))
+	require.Contains(t, conversation(req), "pineapple")
+	ts := cr.waitTurns(room, 2, "running")
+	pid := ts[1].Executions[0].Pid
+	require.Equal(t, int64(1), ts[1].LeaseGeneration)
+	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL), "kill the CLI's process group mid-turn")
+
+	prior := len(cr.modelTurns())
+	replies := cr.settled(room, sent.ID)
+	ts = cr.waitTurns(room, 3, "succeeded")
+	require.Equal(t, "interrupted", ts[1].State)
+	require.Equal(t, "process_exited", ts[1].Reason)
+	require.Equal(t, ts[1].Message, ts[2].Message, "the next turn answers the same message")
+	require.Equal(t, int64(2), ts[2].LeaseGeneration, "on a replaced lease")
+	require.NotEqual(t, pid, ts[2].Executions[0].Pid)
+	require.False(t, processAlive(pid))
+	require.Len(t, replies, 2)
+	require.Contains(t, replies[1], "now refactor the parser")
+	// The replacement resumed the Claude session: its first request
+	// carries the earlier turn, and the thread did not change.
+	mt := cr.modelTurns()
+	require.Greater(t, len(mt), prior)
+	require.Contains(t, conversation(mt[prior]), "pineapple", "the resumed session sent its history")
+	require.Equal(t, thread, cr.session(room).ProviderThread, "the same Claude session")
+	for _, m := range []protocol.MessageSent{first, sent} {
+		processed, failed, _ := cr.calls.counts(m.ID, room.ID)
+		require.Equal(t, []int{1, 0}, []int{processed, failed}, "message %s settled once", m.ID)
+	}
+	_, _, posts := cr.calls.counts("", room.ID)
+	require.Equal(t, 2, posts, "one reply per message")
+	cr.jamd.stop()
+	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
+}
+
+// TestClaudeE2E_restartedJamdResumes: jamd is stopped mid-turn (SIGTERM,
+// a clean stop) and later SIGKILLed mid-turn; each time no process of the
+// agent is left from the old jamd, and the restarted jamd resumes the
+// Claude session (--resume: the model sees every earlier turn, the thread
+// is unchanged) and answers the message; nothing is settled or posted
+// twice.
+func TestClaudeE2E_restartedJamdResumes(t *testing.T) {
+	t.Parallel()
+	cr := newClaudeRig(t)
+	room := cr.room("restart")
+	first := cr.mention(room, "remember the word pineapple")
+	cr.settled(room, first.ID)
+	thread := cr.session(room).ProviderThread
+	msgs := []protocol.MessageSent{first}
+
+	for i, how := range []string{"stop", "sigkill"} {
+		word := []string{"mango", "papaya"}[i]
+		sent := cr.mention(room, "now think about "+word)
+		msgs = append(msgs, sent)
+		_, req := cr.holdNext(len(cr.modelTurns()))
+		require.Contains(t, req.LastUser(), word)
+		ts := cr.waitTurns(room, len(msgs)+i, "running") // each restart left an interrupted turn
+		pid := ts[len(ts)-1].Executions[0].Pid
+		require.NotEmpty(t, agentProcesses(t, pid, cr.marker), "%s: the CLI runs before jamd goes", how)
+		if how == "stop" {
+			cr.jamd.stop()
+			requireNoAgentLeft(t, pid, cr.marker, "after a clean stop mid-turn")
+		} else {
+			SIGKILLLeavesNoAgent(t, cr.jamd.cmd.Process, pid, cr.marker)
+			_ = cr.jamd.cmd.Wait()
+		}
+
+		prior := len(cr.modelTurns())
+		cr.start()
+		replies := cr.settled(room, sent.ID)
+		require.Len(t, replies, len(msgs), "%s: one reply per message", how)
+		require.Contains(t, replies[len(replies)-1], word)
+		mt := cr.modelTurns()
+		require.Greater(t, len(mt), prior)
+		hist := conversation(mt[prior])
+		require.Contains(t, hist, "pineapple", "%s: the resumed session sent its history", how)
+		if i > 0 {
+			require.Contains(t, hist, "mango", "%s: and the turn answered after the first restart", how)
+		}
+		require.Equal(t, thread, cr.session(room).ProviderThread, "%s: the same Claude session", how)
+		// The interrupted turn, then the one that answered, on a new
+		// process of the restarted jamd.
+		ts = cr.waitTurns(room, len(msgs)+i+1, "succeeded")
+		cut, last := ts[len(ts)-2], ts[len(ts)-1]
+		require.Equal(t, []string{"interrupted", "daemon_restarted", sent.ID}, []string{cut.State, cut.Reason, cut.Message}, how)
+		require.Equal(t, sent.ID, last.Message)
+		require.NotEqual(t, pid, last.Executions[0].Pid)
+		require.Greater(t, last.LeaseGeneration, cut.LeaseGeneration)
+	}
+	// The hub settled each message once, and each has one reply.
+	for _, m := range msgs {
+		_, d := cr.hubView(room, m.ID)
+		require.Equal(t, protocol.DeliveryProcessed, d.Status)
+		processed, _, _ := cr.calls.counts(m.ID, room.ID)
+		require.Equal(t, 1, processed, "message %s settled once", m.ID)
+	}
+	_, _, posts := cr.calls.counts("", room.ID)
+	require.Equal(t, len(msgs), posts, "one reply per message")
 	cr.jamd.stop()
 	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
 }
