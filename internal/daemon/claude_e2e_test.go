@@ -39,6 +39,7 @@ type hubCalls struct {
 	processed map[string]int // guarded by mu
 	failed    map[string]int // guarded by mu
 	posts     map[string]int // guarded by mu
+	order     []string       // guarded by mu: "post ROOM", "processed MSG", "failed MSG" as answered
 }
 
 var (
@@ -83,17 +84,36 @@ func (c *hubCalls) front(t *testing.T, h http.Handler) *httptest.Server {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if m := settlePath.FindStringSubmatch(r.URL.Path); m != nil {
+			c.order = append(c.order, m[3]+" "+m[2])
 			if m[3] == "processed" {
 				c.processed[m[2]]++
 			} else {
 				c.failed[m[2]]++
 			}
 		} else if m := postPath.FindStringSubmatch(r.URL.Path); m != nil {
+			c.order = append(c.order, "post "+m[1])
 			c.posts[m[1]]++
 		}
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// postedBeforeSettled says whether the room had a post answered before
+// msg's first settlement.
+func (c *hubCalls) postedBeforeSettled(msg, room string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	posted := false
+	for _, e := range c.order {
+		switch e {
+		case "post " + room:
+			posted = true
+		case "processed " + msg:
+			return posted
+		}
+	}
+	return false
 }
 
 func (c *hubCalls) counts(msg, room string) (processed, failed, posts int) {
@@ -363,6 +383,7 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 	for _, run := range runs {
 		processed, failed, posts := cr.calls.counts(run.sent.ID, run.room.ID)
 		require.Equal(t, []int{1, 0, 1}, []int{processed, failed, posts}, "room %s: settled once, never failed, one reply", run.word)
+		require.True(t, cr.calls.postedBeforeSettled(run.sent.ID, run.room.ID), "room %s: the reply was posted before the settlement", run.word)
 	}
 	cr.jamd.stop()
 	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
