@@ -308,6 +308,16 @@ func conversation(c fakemodel.Captured) string {
 	return b.String()
 }
 
+// requireLaunchedOn checks that the process pid (bwrap, leading the
+// sandbox) was started on the Claude session thread: with --session-id
+// for a fresh one, --resume for a replacement.
+func requireLaunchedOn(t *testing.T, pid int, flag, thread string) {
+	t.Helper()
+	argv, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	require.NoError(t, err, "process %d runs", pid)
+	require.Contains(t, string(argv), "\x00"+flag+"\x00"+thread+"\x00", "process %d: %q", pid, strings.ReplaceAll(string(argv), "\x00", " "))
+}
+
 // bashCall is a model reply calling Claude Code's Bash tool.
 func bashCall(command string) fakemodel.Reply {
 	args, _ := json.Marshal(map[string]string{"command": command, "description": "edit a file"})
@@ -365,8 +375,9 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 	a, b := cr.session(runs[0].room), cr.session(runs[1].room)
 	require.NotEqual(t, a.Worktree, b.Worktree)
 	require.NotEqual(t, a.ProviderThread, b.ProviderThread, "a Claude session per room")
-	for _, s := range []wire.Session{a, b} {
+	for i, s := range []wire.Session{a, b} {
 		require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, s.ProviderThread, "the --session-id jam picked")
+		requireLaunchedOn(t, runs[i].turns[0].Executions[0].Pid, "--session-id", s.ProviderThread)
 	}
 	// Two leases, each its own process, and both still run.
 	ea, eb := runs[0].turns[0].Executions, runs[1].turns[0].Executions
@@ -479,6 +490,7 @@ func TestClaudeE2E_killedCLIIsResumed(t *testing.T) {
 	require.Equal(t, int64(2), ts[2].LeaseGeneration, "on a replaced lease")
 	require.NotEqual(t, pid, ts[2].Executions[0].Pid)
 	require.False(t, processAlive(pid))
+	requireLaunchedOn(t, ts[2].Executions[0].Pid, "--resume", thread)
 	require.Len(t, replies, 2)
 	require.Contains(t, replies[1], "now refactor the parser")
 	// The replacement resumed the Claude session: its first request
@@ -550,6 +562,7 @@ func TestClaudeE2E_restartedJamdResumes(t *testing.T) {
 		require.Equal(t, sent.ID, last.Message)
 		require.NotEqual(t, pid, last.Executions[0].Pid)
 		require.Greater(t, last.LeaseGeneration, cut.LeaseGeneration)
+		requireLaunchedOn(t, last.Executions[0].Pid, "--resume", thread)
 	}
 	// The hub settled each message once, and each has one reply.
 	for _, m := range msgs {
