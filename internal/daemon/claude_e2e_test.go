@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -132,6 +133,7 @@ type claudeRig struct {
 	model  *fakemodel.Server
 	calls  *hubCalls
 	marker string
+	repo   string
 	agent  wire.Agent
 }
 
@@ -163,13 +165,13 @@ func newClaudeRig(t *testing.T) *claudeRig {
 			logTail(t, logf.Name())
 		}
 	})
-	cr := &claudeRig{orphanRig: r, model: model, calls: calls, marker: newMarker()}
+	cr := &claudeRig{orphanRig: r, model: model, calls: calls, marker: newMarker(), repo: gitRepo(t, "app")}
 	r.start()
 	// No sandbox named: the daemon's default, bwrap here.
 	env := append(cl.SandboxEnv(), orphanMarkerEnv+"="+cr.marker)
 	cr.agent, err = r.client.AgentAdd(t.Context(), wire.AgentAddRequest{Name: "claude", Runtime: &wire.AgentRuntime{
 		Harness: "claude", Command: cl.SandboxCommand(), Env: env, Permission: "allow", Network: "off",
-		Repo: gitRepo(t, "app"), HandshakeTimeout: claudeStep.String()}})
+		Repo: cr.repo, HandshakeTimeout: claudeStep.String()}})
 	require.NoError(t, err)
 	require.Equal(t, "bwrap", cr.agent.Runtime.Desired.Sandbox, "the default sandbox")
 	return cr
@@ -327,7 +329,8 @@ func bashCall(command string) fakemodel.Reply {
 // TestClaudeE2E_twoRoomsEditTheirWorktrees: a person mentions the owned
 // Claude Code agent in two rooms; each room's turn runs a Bash call (the
 // allow policy answers its approval) that edits a file in that room's
-// worktree; the reply appears in the right room, the message settles on
+// worktree and commits it on the room's branch (git works in the
+// sandbox); the reply appears in the right room, the message settles on
 // the hub only after it, once; each room's session ran its own process
 // (two leases, two live processes at once).
 func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
@@ -345,7 +348,7 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 		// The tool call edits the worktree; the answer after it is
 		// held until the test has seen that nothing is settled yet.
 		gate := make(chan struct{})
-		cr.model.Push(bashCall("echo "+word+" > EDIT.txt"), fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate})
+		cr.model.Push(bashCall("echo "+word+" > EDIT.txt && git add EDIT.txt && git -c user.name=claude -c user.email=claude@localhost commit -qm 'edit for "+word+"'"), fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate})
 		prior := len(cr.modelTurns())
 		sent := cr.mention(room, "please edit the file for "+word)
 		ctx, cancel := context.WithTimeout(t.Context(), claudeStep)
@@ -354,11 +357,17 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 		require.NoError(t, err, "the CLI asks the model, then sends the tool's result")
 		require.Contains(t, reqs[prior].LastUser(), "please edit the file for "+word)
 		require.NotEmpty(t, reqs[prior+1].ToolResults(), "the Bash call ran and its result went back")
+		require.Contains(t, conversation(reqs[prior]), "Is a git repository: true", "git works on the worktree in the sandbox")
 
 		wt := cr.session(room).Worktree
 		b, err := os.ReadFile(filepath.Join(wt, "EDIT.txt"))
 		require.NoError(t, err, "the Bash call ran in the room's worktree")
 		require.Equal(t, word+"\n", string(b))
+		// And committed it on the room's branch, in the repository.
+		s := cr.session(room)
+		out, err := exec.Command("git", "-C", cr.repo, "log", "-1", "--format=%s", s.Branch).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Equal(t, "edit for "+word+"\n", string(out), "the commit is on the session's branch %s", s.Branch)
 		replies, d := cr.hubView(room, sent.ID)
 		require.Empty(t, replies, "no reply before the model answers")
 		require.NotEqual(t, protocol.DeliveryProcessed, d.Status, "not settled before the reply")
