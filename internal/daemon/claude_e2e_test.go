@@ -117,6 +117,7 @@ func (c *hubCalls) postedBeforeSettled(msg, room string) bool {
 	return false
 }
 
+// counts are msg's settlements and failure marks, and the room's posts.
 func (c *hubCalls) counts(msg, room string) (processed, failed, posts int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
