@@ -76,6 +76,11 @@ type Runtime interface {
 	// turn that never left queued, or that was recorded before executions
 	// were.
 	ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.TurnID) ([]Execution, error)
+	// UsageReport sums the usage of the workspace's executions that
+	// started at or after q.Since, grouped by q.By, in the query itself:
+	// at most UsageMaxRows groups, in key order, and the total of all of
+	// them.
+	UsageReport(ctx context.Context, q UsageQuery) (UsageReport, error)
 
 	// MessageAccept records an accepted session message (Seq assigned), in
 	// one transaction with what its routing does: a queue message enqueues
@@ -343,6 +348,115 @@ type TurnTransitionParams struct {
 	// to a terminal state ends it there too, with the state as its
 	// outcome and the move's reason.
 	Execution jam.ExecutionID
+	// Usage is what the turn used, as far as the agent reported it; only
+	// with a move to a terminal state (jam.ErrInvalid with any other),
+	// nil for nothing reported. It is written on the execution the move
+	// ends, in the same transaction and under the same fence; a later
+	// move (the execution has ended) never rewrites it.
+	Usage *ExecutionUsage
+}
+
+// ExecutionUsage is what one execution used: tokens, cost and model.
+// InputTokens counts the input not read from cache, CachedTokens the input
+// read from cache, OutputTokens the output, reasoning included;
+// ReasoningTokens is the reasoning part of the output, for information.
+type ExecutionUsage struct {
+	InputTokens     int64
+	OutputTokens    int64
+	CachedTokens    int64
+	ReasoningTokens int64
+	// CostMicros is the cost in millionths of a US dollar, when CostKnown;
+	// an unknown cost (the agent reported none and the model has no
+	// price) is not zero.
+	CostMicros int64
+	CostKnown  bool
+	// CostEstimated says the cost was computed from jam's price table,
+	// not reported by the agent.
+	CostEstimated bool
+	// Model is the model that answered, "" when unknown.
+	Model string
+}
+
+// Validate checks what a dialect stores: no negative count or cost, and
+// a cost only when known.
+func (u ExecutionUsage) Validate() error {
+	for _, n := range []int64{u.InputTokens, u.OutputTokens, u.CachedTokens, u.ReasoningTokens, u.CostMicros} {
+		if n < 0 {
+			return fmt.Errorf("%w: usage: a negative count", jam.ErrInvalid)
+		}
+	}
+	if !u.CostKnown && (u.CostMicros != 0 || u.CostEstimated) {
+		return fmt.Errorf("%w: usage: a cost that is not known", jam.ErrInvalid)
+	}
+	if len(u.Model) > UsageModelMax {
+		return fmt.Errorf("%w: usage: a model name of more than %d bytes", jam.ErrInvalid, UsageModelMax)
+	}
+	return nil
+}
+
+// UsageModelMax bounds the bytes of an execution's model name.
+const UsageModelMax = 256
+
+// UsageBy is what a usage report groups by.
+type UsageBy string
+
+// Usage groupings.
+const (
+	UsageByAgent   UsageBy = "agent"
+	UsageByRoom    UsageBy = "room"
+	UsageBySession UsageBy = "session"
+	// UsageByDay groups by the UTC day the execution started.
+	UsageByDay UsageBy = "day"
+)
+
+// UsageGroupings are the valid UsageBy values.
+var UsageGroupings = []UsageBy{UsageByAgent, UsageByRoom, UsageBySession, UsageByDay}
+
+// UsageMaxRows bounds the groups of one usage report.
+const UsageMaxRows = 1000
+
+// UsageQuery asks for a usage report.
+type UsageQuery struct {
+	WorkspaceID jam.WorkspaceID
+	By          UsageBy
+	// Since keeps executions that started at or after it; zero keeps all.
+	Since time.Time
+}
+
+// UsageReport is the usage of a workspace's executions, by group.
+type UsageReport struct {
+	Rows []UsageRow
+	// Total sums every execution the query kept, also those of groups
+	// beyond UsageMaxRows (Truncated).
+	Total     UsageSum
+	Truncated bool
+}
+
+// UsageRow is one group of a usage report. The field its grouping names
+// is set: Peer (agent), Room, Session, or Day (UTC midnight).
+type UsageRow struct {
+	Peer    jam.PeerKey
+	Room    jam.RoomID
+	Session jam.SessionID
+	Day     time.Time
+	UsageSum
+}
+
+// UsageSum sums the usage of executions.
+type UsageSum struct {
+	// Turns counts the distinct turns the executions attempted.
+	Turns           int64
+	InputTokens     int64
+	OutputTokens    int64
+	CachedTokens    int64
+	ReasoningTokens int64
+	// CostMicros sums the known costs; Costed counts the executions with
+	// one and Estimated those whose cost was estimated. Unpriced counts
+	// executions that reported usage but have no known cost.
+	CostMicros int64
+	Costed     int64
+	Estimated  int64
+	Unpriced   int64
 }
 
 // Execution states.
@@ -365,8 +479,11 @@ type Execution struct {
 	State string
 	// Outcome is the terminal state the turn ended in, and Reason its
 	// reason; both "" while the execution runs.
-	Outcome   jam.TurnState
-	Reason    string
+	Outcome jam.TurnState
+	Reason  string
+	// Usage is what the attempt used, as its end recorded it; zero while
+	// it runs and for attempts that reported nothing.
+	Usage     ExecutionUsage
 	StartedAt time.Time
 	EndedAt   time.Time
 }

@@ -79,7 +79,8 @@ VALUES (?, ?, ?, 1, 'queue', '0190a1b2-0000-4000-8000-000000000001', 'running', 
 }
 
 // TestQueries_executionsUseIndexes keeps the execution statements, which
-// run with every start and end of a turn, off full scans of executions.
+// run with every start and end of a turn, and the usage report, off full
+// scans of executions.
 func TestQueries_executionsUseIndexes(t *testing.T) {
 	t.Parallel()
 	st := setup(t).st
@@ -87,8 +88,13 @@ func TestQueries_executionsUseIndexes(t *testing.T) {
 		name, query string
 		args        int
 	}{
-		{"execution end", executionEnd, 5},
+		{"execution end", executionEnd, 12},
 		{"execution list", executionOfTurn, 2},
+		{"usage total", usageTotal, 2},
+		{"usage by agent", usageGroupQuery(usageKeys[store.UsageByAgent]), 3},
+		{"usage by room", usageGroupQuery(usageKeys[store.UsageByRoom]), 3},
+		{"usage by session", usageGroupQuery(usageKeys[store.UsageBySession]), 3},
+		{"usage by day", usageGroupQuery(usageKeys[store.UsageByDay]), 3},
 	} {
 		args := make([]any, q.args)
 		for i := range args {

@@ -63,9 +63,12 @@ WHERE workspace_id = ? AND session_id = ? AND id = ? AND routing = 'note' AND tu
 WHERE workspace_id = ? AND turn_id = ? ORDER BY seq`
 
 	// Executions (migration 0010).
-	executionColumns = `id, workspace_id, session_id, turn_id, lease_id, lease_generation, pid, state, outcome, reason, started_at, ended_at`
-	executionInsert  = `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '', '', ?, NULL)`
-	executionEnd     = `UPDATE executions SET state = 'ended', outcome = ?, reason = ?, ended_at = ?
+	// usage: migration 0016.
+	executionColumns = `id, workspace_id, session_id, turn_id, lease_id, lease_generation, pid, state, outcome, reason, started_at, ended_at,
+  input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_micros, cost_estimated, model`
+	executionInsert = `INSERT INTO executions (` + executionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', '', '', ?, NULL, 0, 0, 0, 0, NULL, FALSE, '')`
+	executionEnd    = `UPDATE executions SET state = 'ended', outcome = ?, reason = ?, ended_at = ?,
+  input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?, cost_micros = ?, cost_estimated = ?, model = ?
 WHERE workspace_id = ? AND turn_id = ? AND state = 'running'`
 	executionOfTurn = `SELECT ` + executionColumns + ` FROM executions WHERE workspace_id = ? AND turn_id = ? ORDER BY started_at, id`
 
@@ -585,6 +588,23 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	if len(p.ConsumeNotes) > 0 && p.To != jam.TurnRunning {
 		return store.Turn{}, fmt.Errorf("turn %s: %w: notes are consumed by a turn moving to running", p.ID, jam.ErrInvalid)
 	}
+	var usage store.ExecutionUsage
+	if p.Usage != nil {
+		if !p.To.Terminal() {
+			return store.Turn{}, fmt.Errorf("turn %s: %w: only a move to a terminal state carries usage", p.ID, jam.ErrInvalid)
+		}
+		usage = *p.Usage
+		if err := usage.Validate(); err != nil {
+			return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
+		}
+		if err := validateText("model", usage.Model); err != nil {
+			return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
+		}
+	}
+	var cost sql.NullInt64
+	if usage.CostKnown {
+		cost = sql.NullInt64{Int64: usage.CostMicros, Valid: true}
+	}
 	starts := p.From == jam.TurnQueued && p.To == jam.TurnPreparing
 	if starts {
 		if _, err := jam.ParseID[jam.ExecutionID](string(p.Execution)); err != nil {
@@ -645,7 +665,9 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 				return err
 			}
 		case p.From.Active() && p.To.Terminal():
-			if _, err := tx.ExecContext(ctx, executionEnd, p.To, p.Reason, p.At.UnixMicro(), p.WorkspaceID, p.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, executionEnd, p.To, p.Reason, p.At.UnixMicro(),
+				usage.InputTokens, usage.OutputTokens, usage.CachedTokens, usage.ReasoningTokens, cost, usage.CostEstimated, usage.Model,
+				p.WorkspaceID, p.ID); err != nil {
 				return err
 			}
 		}
@@ -684,9 +706,12 @@ func (s *Store) ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.
 func scanExecution(row scanner) (store.Execution, error) {
 	var e store.Execution
 	var started int64
-	var ended sql.NullInt64
-	err := row.Scan(&e.ID, &e.WorkspaceID, &e.SessionID, &e.TurnID, &e.LeaseID, &e.LeaseGeneration, &e.Pid, &e.State, &e.Outcome, &e.Reason, &started, &ended)
+	var ended, cost sql.NullInt64
+	u := &e.Usage
+	err := row.Scan(&e.ID, &e.WorkspaceID, &e.SessionID, &e.TurnID, &e.LeaseID, &e.LeaseGeneration, &e.Pid, &e.State, &e.Outcome, &e.Reason, &started, &ended,
+		&u.InputTokens, &u.OutputTokens, &u.CachedTokens, &u.ReasoningTokens, &cost, &u.CostEstimated, &u.Model)
 	e.StartedAt, e.EndedAt = fromMicros(started), fromNullMicros(ended)
+	u.CostMicros, u.CostKnown = cost.Int64, cost.Valid
 	return e, err
 }
 

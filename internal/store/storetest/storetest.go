@@ -394,6 +394,7 @@ func Exercise(t *testing.T, open func(t *testing.T) store.Store) {
 	exerciseRuntime(t, open)
 	exerciseTurnOutput(t, open)
 	exerciseExecutions(t, open)
+	exerciseUsage(t, open)
 	exerciseRuntimeRetention(t, open)
 	exerciseQuarantine(t, open)
 }
