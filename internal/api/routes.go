@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/turns/{turn}/cancel", s.handleTurnCancel)
 	mux.HandleFunc("GET /v1/turns/{turn}", s.handleTurn)
 	mux.HandleFunc("GET /v1/turns/{turn}/output", s.handleTurnOutput)
+	mux.HandleFunc("GET /v1/usage", s.handleUsage)
 	mux.HandleFunc("GET /v1/worktrees", s.handleWorktrees)
 	mux.HandleFunc("GET /v1/quarantine", s.handleQuarantine)
 	mux.HandleFunc("POST /v1/worktrees/{session}/archive", s.handleWorktreeArchive)

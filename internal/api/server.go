@@ -31,6 +31,7 @@ type Backend interface {
 	// Events subscribes to the event stream from r.After (see EventStream).
 	Events(ctx context.Context, r wire.EventsRequest) (EventStream, error)
 	Runtime
+	Usage
 }
 
 // Runtime is the daemon's owned-runtime surface.

@@ -50,11 +50,16 @@ func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
 // starts, so redeliveries at start find their turns.
 func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *deliverer) error {
 	m.sandbox = defaultSandbox(m.log)
+	prices, err := openPrices(m.d.cfg.DataDir, m.log)
+	if err != nil {
+		return err
+	}
 	rt, err := runtime.New(runtime.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
 		Launch:   m.launch,
 		Manifest: harnessManifest,
+		Prices:   prices,
 	})
 	if err != nil {
 		return err

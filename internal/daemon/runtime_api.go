@@ -119,7 +119,10 @@ func (d *daemon) Turn(ctx context.Context, turn string) (wire.Turn, error) {
 	}
 	for _, e := range execs {
 		w.Executions = append(w.Executions, wire.Execution{ID: string(e.ID), Lease: string(e.LeaseID), LeaseGeneration: e.LeaseGeneration, Pid: e.Pid,
-			State: e.State, Outcome: string(e.Outcome), Reason: e.Reason, Started: e.StartedAt, Ended: e.EndedAt})
+			State: e.State, Outcome: string(e.Outcome), Reason: e.Reason, Started: e.StartedAt, Ended: e.EndedAt, Usage: wireExecutionUsage(e.Usage)})
+		if e.State == store.ExecutionEnded {
+			w.Usage = wireExecutionUsage(e.Usage)
+		}
 	}
 	return w, nil
 }

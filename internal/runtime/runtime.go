@@ -70,6 +70,7 @@ import (
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/pricing"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -136,6 +137,10 @@ type Config struct {
 	// BatchBytes. Defaults 250ms and 4 KiB.
 	BatchInterval time.Duration
 	BatchBytes    int
+	// Prices is the price table a turn's cost is estimated with when the
+	// agent reports none (pricing.Table.Settle). Default: no prices, so
+	// an unreported cost is unknown.
+	Prices func() pricing.Table
 }
 
 // Manager runs the owned sessions of one workspace.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/pricing"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -49,11 +51,17 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if err != nil {
 		return err
 	}
+	// used is what the turn reported using so far: the last usage it
+	// streamed, then its Outcome's.
+	used := &turnUsage{model: tmpl.Effective.Model}
 	// moveWhy moves the turn; a move to a terminal state carries cause's
-	// text (if any) as the turn's detail.
+	// text (if any) as the turn's detail, and the turn's usage.
 	moveWhy := func(from, to jam.TurnState, reason string, cause error) error {
 		p := store.TurnTransitionParams{ID: t.ID, From: from, To: to,
 			Reason: reason, LeaseID: l.record.ID, LeaseGeneration: l.record.Generation, At: m.cfg.Now()}
+		if to.Terminal() {
+			p.Usage = m.settleUsage(used)
+		}
 		if cause != nil {
 			p.Detail = cause.Error()
 		}
@@ -80,7 +88,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	}
 	thread, err := m.sessionOn(ctx, l, s, wt.Path)
 	if err != nil {
-		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, err)
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, err, nil)
 	}
 	// A Band message's text comes from the engine (it is sealed there); a
 	// message sent to the session directly carries its own.
@@ -127,7 +135,17 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		m.keepOutput(running.ID, batches, batch)
 		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: batches, Updates: batch})
 	})
-	ans, perr := l.host.Prompt(turnCtx, thread, harness.Input{Text: withNotes(notes, text)}, out.add)
+	ans, perr := l.host.Prompt(turnCtx, thread, harness.Input{Text: withNotes(notes, text)}, func(u harness.Update) {
+		if u.Kind == harness.UpdateUsage && u.Usage != nil {
+			used.set(*u.Usage, "")
+		}
+		out.add(u)
+	})
+	if perr == nil && (!ans.Usage.IsZero() || ans.Model != "") {
+		// The outcome's usage is the turn's whole; an outcome without any
+		// leaves the last streamed.
+		used.set(ans.Usage, ans.Model)
+	}
 	// The output is out before the turn's end is recorded.
 	out.close()
 	decided()
@@ -137,18 +155,18 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	stopping := ctx.Err() != nil && !byUser()
 	ctx = context.WithoutCancel(ctx)
 	if perr != nil {
-		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr)
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr, m.settleUsage(used))
 	}
 	if ans.StopReason == harness.StopCancelled && stopping {
 		// Cut short by the daemon's stop, not by a person: the message is
 		// answered by the next turn, after the restart.
-		return m.interrupt(ctx, s, t, jam.ReasonDaemonRestarted)
+		return m.interruptWhy(ctx, s, t, jam.ReasonDaemonRestarted, nil, m.settleUsage(used))
 	}
 	if ans.StopReason == harness.StopCancelled {
 		return cancelled(jam.TurnRunning)
 	}
 	if ans.StopReason == harness.StopFailed {
-		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, fmt.Errorf("the agent reports the turn failed (%s)", ans.Reason()))
+		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, fmt.Errorf("the agent reports the turn failed (%s)", ans.Reason()), m.settleUsage(used))
 	}
 	// Only now, with the answer in hand and the lease still ours, settle.
 	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {
@@ -188,15 +206,15 @@ func prompt(msg engine.InboxItem) string {
 }
 
 // endTurn ends an active turn that failed on the host's side, with
-// cause's text as its detail. If the process died, the turn is
-// interrupted, the lease ends, and the message is queued again for the
-// next turn (which gets a new lease); otherwise the turn fails and settles
-// nothing.
-func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t store.Turn, reason string, cause error) error {
+// cause's text as its detail and u as what it used. If the process died,
+// the turn is interrupted, the lease ends, and the message is queued again
+// for the next turn (which gets a new lease); otherwise the turn fails and
+// settles nothing.
+func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t store.Turn, reason string, cause error, u *store.ExecutionUsage) error {
 	select {
 	case <-l.host.Exited():
 		m.dropHost(l)
-		if err := m.interruptWhy(ctx, s, t, jam.ReasonProcessExited, cause); err != nil {
+		if err := m.interruptWhy(ctx, s, t, jam.ReasonProcessExited, cause, u); err != nil {
 			return err
 		}
 		return nil
@@ -204,20 +222,21 @@ func (m *Manager) endTurn(ctx context.Context, l *lease, s store.Session, t stor
 	}
 	m.log.Warn("turn failed", "turn", t.ID, "err", cause)
 	_, err := m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnFailed,
-		Reason: reason, Detail: cause.Error(), LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()})
+		Reason: reason, Detail: cause.Error(), LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now(), Usage: u})
 	return err
 }
 
 // interrupt ends an active turn whose process is gone, ends its lease if
 // still live, and queues its message again.
 func (m *Manager) interrupt(ctx context.Context, s store.Session, t store.Turn, reason string) error {
-	return m.interruptWhy(ctx, s, t, reason, nil)
+	return m.interruptWhy(ctx, s, t, reason, nil, nil)
 }
 
-// interruptWhy is interrupt with cause's text as the turn's detail.
-func (m *Manager) interruptWhy(ctx context.Context, s store.Session, t store.Turn, reason string, cause error) error {
+// interruptWhy is interrupt with cause's text as the turn's detail and u
+// as what it used (nil: nothing known).
+func (m *Manager) interruptWhy(ctx context.Context, s store.Session, t store.Turn, reason string, cause error, u *store.ExecutionUsage) error {
 	p := store.TurnTransitionParams{ID: t.ID, From: t.State, To: jam.TurnInterrupted,
-		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now()}
+		Reason: reason, LeaseID: t.LeaseID, LeaseGeneration: t.LeaseGeneration, At: m.cfg.Now(), Usage: u}
 	if cause != nil {
 		p.Detail = cause.Error()
 	}
@@ -263,3 +282,39 @@ func (m *Manager) markFailed(ctx context.Context, s store.Session, t store.Turn)
 
 // failMarkTimeout bounds the failure mark's first try.
 const failMarkTimeout = 10 * time.Second
+
+// turnUsage is what a running turn reported using: written from the
+// harness's update callback and read by the turn's worker.
+type turnUsage struct {
+	mu    sync.Mutex
+	u     harness.Usage
+	model string
+}
+
+// set records the turn's usage so far, and its model when known.
+func (tu *turnUsage) set(u harness.Usage, model string) {
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	tu.u = u
+	if model != "" {
+		tu.model = model
+	}
+}
+
+// settleUsage is the usage a turn's execution stores: what the turn
+// reported, costed with the price table when it reported no cost; nil
+// when it reported nothing.
+func (m *Manager) settleUsage(tu *turnUsage) *store.ExecutionUsage {
+	tu.mu.Lock()
+	u, model := tu.u, tu.model
+	tu.mu.Unlock()
+	if u.IsZero() {
+		// A model alone, from the configuration, is not a report.
+		return nil
+	}
+	var prices pricing.Table
+	if m.cfg.Prices != nil {
+		prices = m.cfg.Prices()
+	}
+	return prices.Settle(model, u)
+}

@@ -40,6 +40,8 @@ type Backend struct {
 	AgentConfigFunc     func(ctx context.Context, agent string, r wire.AgentConfigRequest) (wire.AgentRuntimeStatus, error)
 	TurnOutputFunc      func(ctx context.Context, turn string) (wire.TurnOutput, error)
 	TurnFunc            func(ctx context.Context, turn string) (wire.Turn, error)
+	// Usage.
+	UsageFunc func(ctx context.Context, r wire.UsageRequest) (wire.UsageReport, error)
 	// Worktrees.
 	WorktreesFunc       func(ctx context.Context) ([]wire.Worktree, error)
 	WorktreeArchiveFunc func(ctx context.Context, session string) (wire.Worktree, error)

@@ -83,6 +83,9 @@ type Turn struct {
 	// first; both only in the single-turn read (GET /v1/turns/{turn}).
 	Session    string      `json:"session,omitempty"`
 	Executions []Execution `json:"executions,omitempty"`
+	// Usage is what the turn used: its last ended attempt's usage; only
+	// in the single-turn read, and absent when nothing was reported.
+	Usage *ExecutionUsage `json:"usage,omitempty"`
 }
 
 // Execution is one attempt of a turn on a lease: the process (pid) that
@@ -98,6 +101,9 @@ type Execution struct {
 	Reason          string    `json:"reason,omitempty"`
 	Started         time.Time `json:"started_at"`
 	Ended           time.Time `json:"ended_at,omitzero"`
+	// Usage is what the attempt used; absent while it runs and when
+	// nothing was reported.
+	Usage *ExecutionUsage `json:"usage,omitempty"`
 }
 
 // Turns is the body of GET /v1/sessions/{session}/turns.
