@@ -130,6 +130,9 @@ func runTurnShow(ctx context.Context, opts *TurnListOptions, id string) error {
 	} else if t.Input != "" {
 		fmt.Fprintf(w, "answers %s (sent to the session directly)\n", t.Input)
 	}
+	if t.Usage != nil {
+		fmt.Fprintf(w, "usage: %s\n", usageLine(t.Usage))
+	}
 	if err := printExecutions(w, t.Executions); err != nil {
 		return err
 	}
