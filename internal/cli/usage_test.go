@@ -67,7 +67,7 @@ func TestUsageCommand(t *testing.T) {
 			wantCode:   2,
 			wantStderr: "jam: --since \"yesterday\" is not a duration (24h, 7d), a date (2026-03-14) or an RFC 3339 time\n",
 		},
-			{
+		{
 			name: "turn show with usage",
 			backend: backend{
 				SessionsFunc: func(context.Context) ([]wire.Session, error) {
