@@ -6,7 +6,10 @@
 // client's fs/write_text_file, as a real agent would).
 //
 // A prompt containing "[slow]" thinks aloud for a few seconds before it
-// answers, so that cancelling or killing a turn midway can be shown. Sessions are kept as JSON files in a state directory, so a new
+// answers, so that cancelling or killing a turn midway can be shown. A
+// prompt containing "[usage IN OUT]" (two whole numbers) reports, with
+// its answer, that it used IN input and OUT output tokens, so that usage
+// can be followed end to end; other prompts report none. Sessions are kept as JSON files in a state directory, so a new
 // process can resume one (session/load replays its history).
 package demoagent
 
@@ -20,6 +23,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -240,7 +245,22 @@ func (a *agent) prompt(ctx context.Context, p acp.PromptParams) (acp.PromptResul
 	if err := a.save(r); err != nil {
 		return acp.PromptResult{}, err
 	}
-	return acp.PromptResult{StopReason: acp.StopEndTurn}, nil
+	return acp.PromptResult{StopReason: acp.StopEndTurn, Usage: reportedUsage(text)}, nil
+}
+
+// usageDirective is a prompt's "[usage IN OUT]".
+var usageDirective = regexp.MustCompile(`\[usage ([0-9]{1,12}) ([0-9]{1,12})\]`)
+
+// reportedUsage is the usage a prompt asks the agent to report; nil
+// without the directive.
+func reportedUsage(text string) *acp.PromptUsage {
+	m := usageDirective.FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	in, _ := strconv.ParseInt(m[1], 10, 64)
+	out, _ := strconv.ParseInt(m[2], 10, 64)
+	return &acp.PromptUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 }
 
 // note asks permission, then appends the prompt to NOTES.md through the

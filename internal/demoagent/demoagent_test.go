@@ -209,3 +209,25 @@ func TestDemoAgent_sessionDirMustExist(t *testing.T) {
 	require.ErrorIs(t, err, jam.ErrNotFound)
 	require.True(t, strings.HasPrefix(a.Manifest().Agent, demoagent.Name))
 }
+
+// TestDemoAgent_reportsTheUsageAskedFor: "[usage IN OUT]" in a prompt is
+// the usage its answer reports, through ACP into the turn's result; a
+// prompt without it reports none.
+func TestDemoAgent_reportsTheUsageAskedFor(t *testing.T) {
+	t.Parallel()
+	a, _ := start(t, t.TempDir(), harness.PolicyAllow)
+	id, err := a.NewSession(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		prompt string
+		want   harness.Usage
+	}{
+		{"count this [usage 120 30]", harness.Usage{InputTokens: 120, OutputTokens: 30}},
+		{"and this [usage 0 7] too", harness.Usage{OutputTokens: 7}},
+		{"nothing to report [usage 1]", harness.Usage{}},
+	} {
+		res, err := a.Prompt(t.Context(), id, tt.prompt)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, res.Usage, tt.prompt)
+	}
+}
