@@ -76,8 +76,9 @@ type Runtime interface {
 	// turn that never left queued, or that was recorded before executions
 	// were.
 	ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.TurnID) ([]Execution, error)
-	// UsageReport sums the usage of the workspace's executions that
-	// started at or after q.Since, grouped by q.By, in the query itself:
+	// UsageReport sums the usage of the workspace's ended executions
+	// that started at or after q.Since, grouped by q.By, in the query
+	// itself (a running one has recorded nothing yet):
 	// at most UsageMaxRows groups, in key order, and the total of all of
 	// them.
 	UsageReport(ctx context.Context, q UsageQuery) (UsageReport, error)

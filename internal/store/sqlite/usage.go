@@ -22,7 +22,7 @@ const (
   COALESCE(SUM(CASE WHEN e.cost_estimated THEN 1 ELSE 0 END), 0),
   COALESCE(SUM(CASE WHEN e.cost_micros IS NULL AND e.input_tokens + e.output_tokens + e.cached_tokens + e.reasoning_tokens > 0 THEN 1 ELSE 0 END), 0)`
 	usageFrom = ` FROM executions e LEFT JOIN runtime_sessions s ON s.workspace_id = e.workspace_id AND s.id = e.session_id
-WHERE e.workspace_id = ? AND e.started_at >= ?`
+WHERE e.workspace_id = ? AND e.started_at >= ? AND e.state = 'ended'`
 	usageTotal = `SELECT ` + usageSums + usageFrom
 )
 

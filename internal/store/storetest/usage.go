@@ -175,6 +175,13 @@ func exerciseUsage(t *testing.T, open func(t *testing.T) store.Store) {
 		b.runTurn(t, a2, jam.TurnSucceeded, epoch, &store.ExecutionUsage{InputTokens: 1000, OutputTokens: 100, CostMicros: 2000, CostKnown: true, CostEstimated: true})
 		b.runTurn(t, b1, jam.TurnSucceeded, day2, &store.ExecutionUsage{InputTokens: 1, OutputTokens: 1, CostMicros: 10, CostKnown: true})
 		b.runTurn(t, b1, jam.TurnFailed, day2, nil) // an attempt that reported nothing still counts as a turn
+		// A turn still running has recorded nothing: not counted yet.
+		running, err := b.st.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](b.minter), WorkspaceID: b.ws, SessionID: a2.sess.ID, Routing: jam.RoutingQueue,
+			SourceMessageID: newUUID[jam.PlatformMessageID](), CreatedAt: day2})
+		require.NoError(t, err)
+		_, err = b.st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: running.ID, From: jam.TurnQueued, To: jam.TurnPreparing,
+			Execution: jam.New[jam.ExecutionID](b.minter), LeaseID: a2.lease.ID, LeaseGeneration: a2.lease.Generation, At: day2})
+		require.NoError(t, err)
 
 		report := func(by store.UsageBy, since time.Time) store.UsageReport {
 			t.Helper()
@@ -232,7 +239,7 @@ func exerciseUsage(t *testing.T, open func(t *testing.T) store.Store) {
 		require.Zero(t, r.Total)
 
 		// Another workspace sees none of it.
-		r, err := b.st.UsageReport(ctx, store.UsageQuery{WorkspaceID: b.other, By: store.UsageByRoom})
+		r, err = b.st.UsageReport(ctx, store.UsageQuery{WorkspaceID: b.other, By: store.UsageByRoom})
 		require.NoError(t, err)
 		require.Empty(t, r.Rows)
 		require.Zero(t, r.Total)
