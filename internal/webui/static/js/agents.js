@@ -8,6 +8,7 @@ import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle, presenceOf } from './state.js';
 import { renderContent } from './mention.js';
 import { loadSessions, ACTIVE } from './sessions.js';
+import { loadUsage, sumLine } from './usage.js';
 
 // cell holds its content in one element: on a phone a row becomes a
 // grid of label and content.
@@ -28,6 +29,7 @@ export function mountAgents(main) {
         h('th', { scope: 'col' }, 'Socket'),
         h('th', { scope: 'col', class: 'num' }, 'Queued'),
         h('th', { scope: 'col', class: 'num' }, 'Unrouted'),
+        h('th', { scope: 'col' }, 'Usage'),
         h('th', { scope: 'col' }, 'Bindings'))),
       tableBody));
   const unroutedList = h('ul', { class: 'unrouted', 'aria-labelledby': 'unrouted-title' });
@@ -46,10 +48,12 @@ export function mountAgents(main) {
   let unrouted = [];
   // sessionCount: peer -> {n, working}, for owned agents.
   let sessionCount = new Map();
+  // usage: peer -> its usage row (GET /v1/usage?by=agent).
+  let usage = new Map();
 
   function render() {
     if (!state.agents.length) {
-      tableBody.replaceChildren(h('tr', null, h('td', { colspan: '5', class: 'empty' }, 'No agents yet. Add one with jam agent add NAME.')));
+      tableBody.replaceChildren(h('tr', null, h('td', { colspan: '6', class: 'empty' }, 'No agents yet. Add one with jam agent add NAME.')));
     } else {
       tableBody.replaceChildren(...state.agents.map((a) => h('tr', { dataset: { peer: a.peer } },
         cell('Agent', h('div', { class: 'who' }, h('strong', null, a.name || a.handle)), h('div', { class: 'sub' }, `@${a.handle}`), h('div', { class: 'peer' }, a.peer),
@@ -62,6 +66,7 @@ export function mountAgents(main) {
           : presenceChip(state.presence.get(a.peer) || a.state)),
         num('Queued', a.queued || 0),
         num('Unrouted', a.unrouted || 0),
+        cell('Usage', h('span', { class: usage.has(a.peer) ? 'usage' : 'usage sub', dataset: { usage: a.peer } }, usage.has(a.peer) ? sumLine(usage.get(a.peer)) : 'no turns yet')),
         cell('Bindings', (a.bindings || []).length
           ? h('ul', { class: 'bindings' }, a.bindings.map((b) => h('li', null,
             h('a', { href: `#/rooms/${encodeURIComponent(b.room)}` }, roomTitle(b.room)),
@@ -86,13 +91,15 @@ export function mountAgents(main) {
 
   async function load() {
     try {
-      const [, inbox, sessions] = await Promise.all([
+      const [, inbox, sessions, byAgent] = await Promise.all([
         loadAgents(),
         get('/v1/inbox', { unrouted: 'true' }),
         loadSessions().catch(() => []),
+        loadUsage('agent').catch(() => new Map()),
         state.rooms.size ? null : loadRooms().catch(() => {}),
       ]);
       unrouted = (inbox && inbox.messages) || [];
+      usage = byAgent;
       sessionCount = new Map();
       for (const s of sessions) {
         const c = sessionCount.get(s.agent) || { n: 0, working: 0 };

@@ -8,6 +8,7 @@ import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, isWorking
 import { renderContent, plainContent, Completion } from './mention.js';
 import { markRead, setViewing, noteMessage } from './unread.js';
 import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
+import { loadUsage, sumLine } from './usage.js';
 
 const STATUS_TEXT = {
   queued: 'queued',
@@ -35,6 +36,8 @@ export function mountRoom(main, { id, focus = null }) {
 
   // Layout.
   const title = h('h1', { id: 'page-title', tabindex: '-1' }, state.rooms.get(id)?.title || 'Room');
+  // usageEl: what the owned agents' turns in this room used.
+  const usageEl = h('p', { class: 'sub room-usage', hidden: true, 'data-role': 'room-usage', title: 'What the agents’ turns in this room used' });
   const peopleBtn = h('button', { type: 'button', class: 'btn btn--quiet people-toggle', 'aria-expanded': 'false', 'aria-controls': 'people' }, 'People');
   const timeline = h('ol', { class: 'timeline', 'aria-labelledby': 'page-title', 'aria-describedby': 'timeline-desc' });
   const wrap = h('div', { class: 'timeline-wrap', role: 'region', tabindex: '0', 'aria-label': 'Messages' },
@@ -59,7 +62,7 @@ export function mountRoom(main, { id, focus = null }) {
     errorEl);
   const back = h('a', { href: '#/', class: 'btn btn--quiet back', 'aria-label': 'All rooms', title: 'All rooms' }, h('span', { 'aria-hidden': 'true' }, '‹'));
   main.replaceChildren(h('section', { class: 'room', 'aria-labelledby': 'page-title' },
-    h('header', { class: 'room-head' }, back, title, peopleBtn),
+    h('header', { class: 'room-head' }, back, title, usageEl, peopleBtn),
     h('div', { class: 'room-body' }, wrap, people),
     form));
 
@@ -246,6 +249,19 @@ export function mountRoom(main, { id, focus = null }) {
     renderLive();
   }
 
+  // loadRoomUsage shows what the turns in this room used, once any ran.
+  async function loadRoomUsage() {
+    try {
+      const row = (await loadUsage('room')).get(id);
+      if (destroyed) return;
+      usageEl.hidden = !row;
+      usageEl.textContent = row ? sumLine(row) : '';
+    } catch {
+      // The room works without it.
+    }
+  }
+  const reloadUsage = throttle(loadRoomUsage, 500);
+
   // load reads the room afresh and reconciles the timeline with it.
   async function load() {
     try {
@@ -338,9 +354,12 @@ export function mountRoom(main, { id, focus = null }) {
     feed.on('event', (ev) => {
       if (ev.room !== id) return;
       if (ev.kind === 'room.message') applyRoomEvent(ev);
-      else if (ev.kind.startsWith('turn.')) applyTurnEvent(ev);
+      else if (ev.kind.startsWith('turn.')) {
+        applyTurnEvent(ev);
+        if (ev.kind !== 'turn.update' && !ACTIVE.has((ev.data || {}).state)) reloadUsage();
+      }
     }),
-    feed.on('resync', () => { load(); loadLive(); }),
+    feed.on('resync', () => { load(); loadLive(); loadRoomUsage(); }),
     on('delivery', (d) => {
       if (messages.has(d.messageId)) {
         rerender(d.messageId);
@@ -422,6 +441,7 @@ export function mountRoom(main, { id, focus = null }) {
 
   load();
   loadLive();
+  loadRoomUsage();
   return {
     destroy() {
       destroyed = true;

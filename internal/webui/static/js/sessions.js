@@ -12,6 +12,7 @@ import { get, enc } from './api.js';
 import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
 import { mountWorktree } from './worktree.js';
+import { turnLine } from './usage.js';
 
 // TURN_STATUS maps turn states to the chip colours the delivery chips use.
 const TURN_STATUS = {
@@ -116,6 +117,8 @@ export function mountSession(main, { id, turn: pinned }) {
   // attempts (GET /v1/turns/{turn}).
   const why = h('p', { class: 'error-box', hidden: true, 'data-role': 'why' });
   const execs = h('div', { class: 'table-wrap', hidden: true });
+  // usage: what the shown turn used and cost.
+  const usage = h('p', { class: 'sub turn-usage', hidden: true, 'data-role': 'turn-usage' });
   const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
   const worktree = mountWorktree(id, { onChange: () => reload() });
@@ -124,7 +127,7 @@ export function mountSession(main, { id, turn: pinned }) {
     err,
     h('section', { class: 'card', 'aria-label': 'Session' }, facts),
     worktree.el,
-    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, why, output, execs),
+    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, why, output, usage, execs),
     h('section', { 'aria-labelledby': 'turns-title' },
       h('h2', { id: 'turns-title' }, 'Turns'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'turns-title' },
@@ -244,6 +247,8 @@ export function mountSession(main, { id, turn: pinned }) {
   function renderTurnFacts(t) {
     why.hidden = !t.detail;
     why.replaceChildren(...(t.detail ? [h('strong', null, 'Why: '), t.detail] : []));
+    usage.hidden = !t.usage;
+    usage.replaceChildren(...(t.usage ? [h('strong', null, 'Usage: '), turnLine(t.usage)] : []));
     const es = t.executions || [];
     execs.hidden = !es.length;
     const dash = () => h('span', { class: 'sub' }, '—');
@@ -272,7 +277,7 @@ export function mountSession(main, { id, turn: pinned }) {
 
   async function showTurn(turnId) {
     if (shown && shown.turn === turnId) return;
-    why.hidden = execs.hidden = true;
+    why.hidden = execs.hidden = usage.hidden = true;
     loadTurnFacts(turnId);
     shown = { turn: turnId, batches: 0, loading: true, waiting: [], kept: false, truncated: false };
     const mine = shown;
