@@ -3,7 +3,9 @@ package acp
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jamhq/jam/internal/harness"
@@ -91,6 +93,29 @@ type process struct {
 
 	mu      sync.Mutex
 	prompts map[string]func(harness.Update) // guarded by mu: by session
+	// costs is each session's cumulative cost in US dollars as its last
+	// usage_update said, and bases what it was when the running prompt
+	// began; both guarded by mu.
+	costs, bases map[string]float64
+}
+
+// startPrompt routes the session's updates to updates until endPrompt,
+// and marks the session's cost so far as the turn's base.
+func (p *process) startPrompt(id string, updates func(harness.Update)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prompts[id] = updates
+	if p.bases == nil {
+		p.bases = map[string]float64{}
+	}
+	p.bases[id] = p.costs[id]
+}
+
+// endPrompt stops routing the session's updates.
+func (p *process) endPrompt(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.prompts, id)
 }
 
 // Manifest implements harness.Process: the agent's, under the harness's
@@ -116,16 +141,10 @@ func (p *process) Resume(ctx context.Context, thread harness.Thread, dir string)
 func (p *process) Prompt(ctx context.Context, thread harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
 	id := string(thread)
 	if updates != nil {
-		p.mu.Lock()
-		p.prompts[id] = updates
-		p.mu.Unlock()
+		p.startPrompt(id, updates)
 		// Updates reach the caller only while Prompt runs: an update that
 		// arrives after is for nobody.
-		defer func() {
-			p.mu.Lock()
-			delete(p.prompts, id)
-			p.mu.Unlock()
-		}()
+		defer p.endPrompt(id)
 	}
 	res, err := p.Agent.Prompt(ctx, id, in.Text)
 	if err != nil {
@@ -166,6 +185,10 @@ func (p *process) Steer(context.Context, harness.Thread, harness.Input) error {
 // route passes an update to its session's running Prompt. It runs on the
 // agent's reading goroutine, in order; the callback does not block.
 func (p *process) route(u Update) {
+	if u.SessionUpdate.SessionUpdate == UpdateUsage {
+		p.routeUsage(u)
+		return
+	}
 	hu, ok := neutralUpdate(u)
 	if !ok {
 		return
@@ -177,10 +200,44 @@ func (p *process) route(u Update) {
 	}
 }
 
+// routeUsage records a usage_update's cumulative cost and passes the
+// running prompt, if any, its turn's cost so far.
+func (p *process) routeUsage(u Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.prompts[u.SessionID]
+	if f != nil {
+		if hu, ok := turnUsageUpdate(u.SessionUpdate, p.bases[u.SessionID]); ok {
+			f(hu)
+		}
+	}
+	if c := u.SessionUpdate.Cost; c != nil && strings.EqualFold(c.Currency, "USD") && validCost(c.Amount) {
+		if p.costs == nil {
+			p.costs = map[string]float64{}
+		}
+		p.costs[u.SessionID] = c.Amount
+	}
+}
+
+// turnUsageUpdate maps a usage_update (OpenCode sends them) to the turn's
+// usage so far: the growth of the session's cumulative cost in US dollars
+// since the turn began (base). Its used and size are the context
+// window's, not the turn's tokens (those come with the prompt's result);
+// a cost in another currency, or none, or no growth, is not reported.
+func turnUsageUpdate(su SessionUpdate, base float64) (harness.Update, bool) {
+	c := su.Cost
+	if su.SessionUpdate != UpdateUsage || c == nil || !strings.EqualFold(c.Currency, "USD") || !validCost(c.Amount) || c.Amount-base <= 0 {
+		return harness.Update{}, false
+	}
+	return harness.Update{Kind: harness.UpdateUsage, Usage: &harness.Usage{CostUSD: c.Amount - base}}, true
+}
+
+// validCost reports whether an amount is a finite, non-negative cost.
+func validCost(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
 // neutralUpdate maps an ACP session/update to the harness's form; false
 // for updates that are not a turn's output (a replayed user message, kinds
-// jam does not read; usage_update, whose cumulative cost goes into the
-// turn's Outcome instead). A tool_call_update with a final status (completed,
+// jam does not read; usage_update, which routeUsage maps). A tool_call_update with a final status (completed,
 // failed) ends the tool call.
 func neutralUpdate(u Update) (harness.Update, bool) {
 	su := u.SessionUpdate
