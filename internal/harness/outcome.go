@@ -52,7 +52,11 @@ func (o Outcome) Reason() string {
 	return string(o.StopReason)
 }
 
-// Usage is what a turn used.
+// Usage is what a turn used. InputTokens counts the input not read from
+// cache and CachedTokens the input read from cache (an adapter whose CLI
+// counts cached input inside its input subtracts it); OutputTokens counts
+// the output, reasoning included, and ReasoningTokens its reasoning part.
+// The store keeps them so, and the price table prices them so.
 type Usage struct {
 	InputTokens     int64 `json:"input_tokens,omitempty"`
 	OutputTokens    int64 `json:"output_tokens,omitempty"`

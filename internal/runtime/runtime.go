@@ -41,6 +41,12 @@
 // exited one is started on the session's provider thread, and if that
 // launch fails a fresh process starts and its new thread is recorded.
 //
+// A turn's terminal move records what it used on its execution: the
+// Outcome's usage and model, else the last usage it streamed (so a turn
+// interrupted or cancelled midway keeps what was reported), the model
+// falling back to the configured one; a cost the agent did not report is
+// estimated from the price table (Config.Prices), else unknown.
+//
 // An Observer (the daemon's event publisher) sees every recorded
 // transition of a turn, and the turn's streamed output while it runs, in
 // batches: text chunks coalesce and go out every BatchInterval or

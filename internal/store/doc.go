@@ -26,4 +26,10 @@
 // still waiting for one. Queue rows are unsettled messages and are never
 // pruned: one peer's queue holds at most [MaxQueuedPerPeer] rows, and a
 // move past that is refused, so the messages wait in the spool.
+//
+// Money: an execution's cost is integer micro-dollars, or unknown (not
+// zero); no float is stored. Its usage is written once, by the turn's
+// terminal move under the same lease fence, and pruned with the
+// execution. Reports of usage ([Runtime.UsageReport]) group in the query,
+// at most [UsageMaxRows] groups, and never read executions one by one.
 package store
