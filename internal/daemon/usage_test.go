@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/daemon"
+	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/pricing"
 )
 
@@ -96,3 +99,19 @@ func TestUsage_byRoomShowsExactlyTheReportedTokens(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestUsage_badPriceTableStopsTheStart: a price table that does not parse
+// stops jamd at start with the file and the mistake named, rather than
+// costing turns with a table the person did not mean.
+func TestUsage_badPriceTableStopsTheStart(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.DataDir, pricing.FileName), []byte("[models.\"gpt-5\"]\ninput = -1\noutput = 10\n"), 0o600))
+	// Bounded, so that a daemon that started anyway stops and the test
+	// fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	err := daemon.Run(ctx, cfg, daemon.Streams{Out: &syncBuffer{}, Err: &syncBuffer{}})
+	require.ErrorIs(t, err, jam.ErrInvalid)
+	require.ErrorContains(t, err, `prices.toml: invalid argument: price table: model "gpt-5": input: -1 is not a price`)
+}
