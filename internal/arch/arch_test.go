@@ -61,6 +61,7 @@ var layers = map[string]layer{
 	"internal/engine":              domain,
 	"internal/working":             domain,
 	"internal/runtime":             domain,
+	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,
 	"internal/events":              domain,

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/jamhq/jam/internal/api"
 	"github.com/jamhq/jam/internal/api/wire"
 )
 
@@ -43,11 +42,9 @@ unknown cost, counted apart ("+ N unpriced"), never as zero. --json prints
 costs as integer micro-dollars (cost_micros).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := api.ParseUsageBy(opts.By); err != nil {
+			// --since is read by the daemon, against its clock.
+			if !slices.Contains([]string{wire.UsageByAgent, wire.UsageByRoom, wire.UsageBySession, wire.UsageByDay}, opts.By) {
 				return &usageError{err: fmt.Errorf("--by %q is not agent, room, session or day", opts.By)}
-			}
-			if _, err := api.ParseSince(opts.Since, time.Now()); err != nil {
-				return &usageError{err: fmt.Errorf("--since %q is not a duration (24h, 7d), a date (2026-03-14) or an RFC 3339 time", opts.Since)}
 			}
 			cfg, err := loadClientConfig(c, deps)
 			if err != nil {

@@ -62,10 +62,14 @@ func TestUsageCommand(t *testing.T) {
 			wantStderr: "jam: --by \"model\" is not agent, room, session or day\n",
 		},
 		{
-			name:       "bad since",
+			name: "bad since, refused by the daemon",
+			backend: backend{UsageFunc: func(context.Context, wire.UsageRequest) (wire.UsageReport, error) {
+				t.Error("a refused since reaches the backend")
+				return wire.UsageReport{}, nil
+			}},
 			inv:        invocation{args: []string{"usage", "--since", "yesterday"}},
 			wantCode:   2,
-			wantStderr: "jam: --since \"yesterday\" is not a duration (24h, 7d), a date (2026-03-14) or an RFC 3339 time\n",
+			wantStderr: "jam: invalid argument: since \"yesterday\": not a duration, a date or a time (want a duration like 24h or 7d, a date like 2026-03-14, or an RFC 3339 time) (invalid_argument)\n",
 		},
 		{
 			name: "turn show with usage",
