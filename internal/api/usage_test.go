@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,9 +72,12 @@ func FuzzParseSince(f *testing.F) {
 
 func TestUsageRoute(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
 	var seen []wire.UsageRequest
 	backend := fakeBackend{UsageFunc: func(_ context.Context, r wire.UsageRequest) (wire.UsageReport, error) {
+		mu.Lock()
 		seen = append(seen, r)
+		mu.Unlock()
 		if r.By == wire.UsageBySession {
 			return wire.UsageReport{By: r.By}, nil
 		}
@@ -109,6 +113,8 @@ func TestUsageRoute(t *testing.T) {
 			assert.JSONEq(t, tc.wantBody, body)
 		})
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	require.Len(t, seen, 3, "refused requests never reach the backend")
 	require.Equal(t, wire.UsageRequest{By: wire.UsageByAgent}, seen[0])
 }
