@@ -222,7 +222,13 @@ func (b *wireBreakdown) usage() (harness.Usage, error) {
 	if b.InputTokens < 0 || b.CachedInputTokens < 0 || b.OutputTokens < 0 || b.ReasoningOutputTokens < 0 {
 		return harness.Usage{}, errors.New("negative token count")
 	}
-	return harness.Usage{InputTokens: b.InputTokens, CachedTokens: b.CachedInputTokens, OutputTokens: b.OutputTokens,
+	if b.CachedInputTokens > b.InputTokens {
+		return harness.Usage{}, errors.New("more cached input tokens than input tokens")
+	}
+	// Codex counts cached input inside inputTokens (OpenAI's way); jam's
+	// InputTokens is the input not read from cache, so a price table
+	// charges each token once.
+	return harness.Usage{InputTokens: b.InputTokens - b.CachedInputTokens, CachedTokens: b.CachedInputTokens, OutputTokens: b.OutputTokens,
 		ReasoningTokens: b.ReasoningOutputTokens}, nil
 }
 

@@ -302,7 +302,8 @@ func TestCodex_approvals(t *testing.T) {
 }
 
 // TestCodex_usage: a turn's Outcome.Usage is exactly what the fake model's
-// response.completed events of that turn reported, summed over the
+// response.completed events of that turn reported (input less its cached
+// part, which jam counts apart), summed over the
 // turn's two model responses (a tool call, then the answer), and the next
 // turn's is its own, not the thread's running total. Each usage report
 // reaches the stream too.
@@ -320,7 +321,7 @@ func TestCodex_usage(t *testing.T) {
 	model.Push(call, fakemodel.Reply{Text: []string{"done"}, Usage: &fakemodel.Usage{Input: 1300, Cached: 1100, Output: 9, Reasoning: 4}})
 	out, c := run(t, p, th, "count my tokens")
 	require.Equal(t, harness.StopCompleted, out.StopReason)
-	require.Equal(t, harness.Usage{InputTokens: 2500, CachedTokens: 1500, OutputTokens: 44, ReasoningTokens: 16}, out.Usage)
+	require.Equal(t, harness.Usage{InputTokens: 1000, CachedTokens: 1500, OutputTokens: 44, ReasoningTokens: 16}, out.Usage)
 	require.Equal(t, fakemodel.DefaultModel, out.Model, "the thread's model")
 	usage := c.of(harness.UpdateUsage)
 	require.NotEmpty(t, usage)
@@ -328,7 +329,7 @@ func TestCodex_usage(t *testing.T) {
 
 	model.Push(fakemodel.Reply{Text: []string{"again"}, Usage: &fakemodel.Usage{Input: 1400, Cached: 1300, Output: 2, Reasoning: 1}})
 	out, _ = run(t, p, th, "and now?")
-	require.Equal(t, harness.Usage{InputTokens: 1400, CachedTokens: 1300, OutputTokens: 2, ReasoningTokens: 1}, out.Usage,
+	require.Equal(t, harness.Usage{InputTokens: 100, CachedTokens: 1300, OutputTokens: 2, ReasoningTokens: 1}, out.Usage,
 		"the second turn's own usage, not the thread's total")
 }
 

@@ -434,7 +434,7 @@ func TestScripted_outcome(t *testing.T) {
 		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}, m)
 	th := openScripted(t, p)
 	out, c := scriptedTurn(t, p, th, "say hi")
-	want := harness.Usage{InputTokens: 11, CachedTokens: 3, OutputTokens: 7, ReasoningTokens: 2}
+	want := harness.Usage{InputTokens: 8, CachedTokens: 3, OutputTokens: 7, ReasoningTokens: 2}
 	require.Equal(t, harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "completed", Usage: want, Model: "gpt-test",
 		Text: "echo: say hi"}, out)
 	var text strings.Builder
