@@ -39,6 +39,10 @@ func (m *Manager) Send(ctx context.Context, session jam.SessionID, text string, 
 	if err != nil {
 		return Sent{}, err
 	}
+	// An archived session resumes; a closed one takes no message.
+	if err := m.reopen(ctx, s); err != nil {
+		return Sent{}, err
+	}
 	msg := store.SessionMessage{ID: jam.New[jam.MessageID](m.cfg.Minter), WorkspaceID: m.cfg.Workspace, SessionID: s.ID,
 		Requested: routing, Routing: routing, Text: text, CreatedAt: m.cfg.Now()}
 	if routing == jam.RoutingSteer {

@@ -129,9 +129,8 @@ func TestManager_dedicatedSessionRunsItsOwnCommand(t *testing.T) {
 // (now) shared, and one session has a command of its own. Its turns fail
 // with placement_incompatible and settle nothing, and no process is
 // started for them; the other session's turns run on the shared host. A
-// change of the template's command leaves the plain session working; the
-// session is refused while the live host runs another command, and served
-// once the host that replaces it runs its command.
+// change of the template's command to the session's replaces the idle
+// shared host at the next turn, and the session is served there.
 func TestManager_sharedHostRefusesASessionWithItsOwnCommand(t *testing.T) {
 	t.Parallel()
 	b := setupOverrides(t, jam.PlacementShared)
@@ -152,27 +151,22 @@ func TestManager_sharedHostRefusesASessionWithItsOwnCommand(t *testing.T) {
 	require.False(t, replied || b.set.acks[ownMsg], "the refused message is not settled")
 	b.set.mu.Unlock()
 
-	// The template's command changes to the session's. The live host
-	// still runs the old one: the session is still refused, and the
-	// plain session keeps working on it.
+	// The template's command changes to the session's. The live host is
+	// idle, so the next turn replaces it with one that runs the new
+	// command, and the session is served there.
 	_, err := b.st.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: b.ws, ID: b.tmpl.ID,
 		Desired: store.TemplateConfig{Harness: "acp", Command: []string{"agent", "--fast"}, Placement: jam.PlacementShared, Permission: "allow"},
 		Change:  "command=agent --fast", At: time.Now()})
 	require.NoError(t, err)
 	ownMsg2 := b.send(t, b.own)
-	require.Equal(t, jam.ReasonPlacementIncompatible, b.lastTurn(t, b.own, ownMsg2).Reason)
+	require.Equal(t, ownMsg2, <-b.set.done)
+	b.set.mu.Lock()
+	require.Equal(t, "ran on agent --fast", b.set.replies[ownMsg2])
+	b.set.mu.Unlock()
 	plainMsg2 := b.send(t, b.plain)
 	require.Equal(t, plainMsg2, <-b.set.done)
-	require.Equal(t, [][]string{{"agent"}}, b.commands(), "the plain session's turns stayed on the host they had")
-
-	// Once the host is replaced, it runs the session's command: served.
-	b.mu.Lock()
-	require.NoError(t, b.hosts[0].Stop(ctx))
-	b.mu.Unlock()
-	ownMsg3 := b.send(t, b.own)
-	require.Equal(t, ownMsg3, <-b.set.done)
 	b.set.mu.Lock()
-	require.Equal(t, "ran on agent --fast", b.set.replies[ownMsg3])
+	require.Equal(t, "ran on agent --fast", b.set.replies[plainMsg2], "the plain session follows the shared process")
 	b.set.mu.Unlock()
 	require.Equal(t, [][]string{{"agent"}, {"agent", "--fast"}}, b.commands())
 }

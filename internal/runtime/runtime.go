@@ -58,6 +58,17 @@
 // it there first, then from the store (after a restart, or for a turn that
 // outgrew memory).
 //
+// A turn's start is its host's boundary: when no other turn uses the
+// host, a host that is to be restarted (Restart) or whose configuration is
+// no longer the template's desired one is replaced there (its lease ends,
+// the next one has the next generation), so a configuration change
+// becomes effective at the next turn without a restart of the daemon; a
+// host a turn uses is replaced only when its last turn ends. A session is
+// open, archived (its worktree archived; a message delivered or sent to it
+// resumes it) or closed (final: no further turn; its queued turns are
+// cancelled). Retry runs a failed, cancelled or interrupted turn's message
+// again as a new turn.
+//
 // A session's worktree can be archived (changes committed to its branch,
 // the directory removed, the branch kept), removed (directory and branch
 // deleted) and restored. A worktree operation and a running turn exclude
@@ -91,6 +102,7 @@ type Store interface {
 	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (store.Session, error)
 	SessionList(ctx context.Context, ws jam.WorkspaceID) ([]store.Session, error)
 	SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error
+	SessionSetLifecycle(ctx context.Context, p store.SessionSetLifecycleParams) error
 	TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, error)
 	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Turn, error)
 	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (store.Turn, error)
@@ -173,6 +185,8 @@ type Manager struct {
 	// order, oldest first.
 	outputs     map[jam.TurnID]*transcript // guarded by mu
 	outputOrder []jam.TurnID               // guarded by mu
+	// life tracks the hosts' turn boundaries (lifecycle.go).
+	life hostUses // guarded by mu
 }
 
 // What holds a session (Manager.busy).
@@ -285,6 +299,10 @@ func (m *Manager) Stop(ctx context.Context) error {
 func (m *Manager) Deliver(ctx context.Context, d engine.Delivery) error {
 	if d.Binding.Mode != jam.RuntimeOwned {
 		return nil // attached agents pull their messages
+	}
+	// An archived session resumes; a closed one takes no message.
+	if err := m.resumeFor(ctx, d.Binding.SessionID); err != nil {
+		return err
 	}
 	turns, err := m.cfg.Store.TurnList(ctx, m.cfg.Workspace, d.Binding.SessionID)
 	if err != nil {
@@ -429,7 +447,7 @@ func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err 
 			break
 		}
 	}
-	if next == nil {
+	if next == nil || m.isClosing(id) {
 		return false, nil
 	}
 	// A worktree operation in progress wakes the worker when it ends.
@@ -440,6 +458,9 @@ func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err 
 	s, err := m.cfg.Store.SessionGet(ctx, m.cfg.Workspace, id)
 	if err != nil {
 		return false, err
+	}
+	if s.Lifecycle == jam.SessionClosed {
+		return false, nil // takes no further turn
 	}
 	wt, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, s.ID)
 	if err != nil {

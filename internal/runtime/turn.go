@@ -41,6 +41,13 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if err != nil {
 		return err
 	}
+	// The turn boundary: a host whose configuration is outstanding, or
+	// that is to be restarted, is replaced before the turn obtains it.
+	leave, err := m.enterHost(ctx, tmpl, s, wt.Path)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	l, err := m.hostFor(ctx, tmpl, s, wt.Path)
 	if errors.Is(err, jam.ErrIncompatible) {
 		return m.refuse(ctx, s, t, jam.ReasonPlacementIncompatible, err)

@@ -40,12 +40,18 @@ type Runtime interface {
 	SessionCreate(ctx context.Context, s Session) (Session, error)
 	// SessionGet returns one session.
 	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (Session, error)
-	// SessionForRoom returns the open session of (peer, room).
+	// SessionForRoom returns the room's session of (peer, room): the open
+	// one, else the newest archived one (which a message resumes).
 	SessionForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (Session, error)
 	// SessionList returns the workspace's sessions, oldest first.
 	SessionList(ctx context.Context, ws jam.WorkspaceID) ([]Session, error)
 	// SessionSetThread records the agent's own session id.
 	SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error
+	// SessionSetLifecycle moves a session from one lifecycle state to
+	// another: open ⇄ archived, and either to closed, which is final
+	// (jam.ErrInvalid to leave it). A session not in From is
+	// jam.ErrConflict.
+	SessionSetLifecycle(ctx context.Context, p SessionSetLifecycleParams) error
 
 	// TurnEnqueue appends a queued turn to its session (Seq assigned) and
 	// journals it, in one transaction.
@@ -215,6 +221,14 @@ type Session struct {
 	Overrides SessionOverrides
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// SessionSetLifecycleParams move a session between lifecycle states.
+type SessionSetLifecycleParams struct {
+	WorkspaceID jam.WorkspaceID
+	ID          jam.SessionID
+	From, To    jam.SessionLifecycle
+	At          time.Time
 }
 
 // SessionOverrides are the runtime keys one session sets differently from

@@ -33,9 +33,11 @@ WHERE workspace_id = ? AND id = ?`
 	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sessionSelect  = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? AND id = ?`
 	sessionOfRoom  = `SELECT ` + sessionColumns + ` FROM runtime_sessions
-WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecycle = 'open'`
+WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecycle IN ('open', 'archived')
+ORDER BY lifecycle = 'open' DESC, created_at DESC LIMIT 1`
 	sessionAll       = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? ORDER BY created_at, id`
 	sessionSetThread = `UPDATE runtime_sessions SET provider_thread = ?, updated_at = ? WHERE workspace_id = ? AND id = ?`
+	sessionSetLife   = `UPDATE runtime_sessions SET lifecycle = ?, updated_at = ? WHERE workspace_id = ? AND id = ? AND lifecycle = ?`
 
 	// detail: migration 0014.
 	turnColumns = `id, workspace_id, session_id, seq, routing, source_message_id, state, reason, lease_id, lease_generation, created_at, updated_at, message_id, detail`
@@ -332,6 +334,35 @@ func (s *Store) SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam
 		return fmt.Errorf("session %s: %w", id, err)
 	}
 	return nil
+}
+
+// SessionSetLifecycle implements [store.Runtime].
+func (s *Store) SessionSetLifecycle(ctx context.Context, p store.SessionSetLifecycleParams) error {
+	_, err := jam.ParseEnum("session lifecycle", string(p.From), jam.SessionLifecycles)
+	if err == nil {
+		_, err = jam.ParseEnum("session lifecycle", string(p.To), jam.SessionLifecycles)
+	}
+	if err == nil && p.From == jam.SessionClosed {
+		err = fmt.Errorf("%w: a closed session stays closed", jam.ErrInvalid)
+	}
+	if err == nil {
+		err = validateTime("time", p.At)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", p.ID, err)
+	}
+	res, err := s.writer.ExecContext(ctx, sessionSetLife, p.To, p.At.UnixMicro(), p.WorkspaceID, p.ID, p.From)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", p.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	cur, err := s.SessionGet(ctx, p.WorkspaceID, p.ID)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: session %s is %s, not %s", jam.ErrConflict, p.ID, cur.Lifecycle, p.From)
 }
 
 func scanSession(row scanner) (store.Session, error) {
