@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/worktrees/{session}/restore", s.handleWorktreeRestore)
 	mux.HandleFunc("POST /v1/agents/{agent}/config", s.handleAgentConfig)
 	mux.HandleFunc("POST /v1/ui/login", s.handleUILogin)
+	s.lifecycleRoutes(mux)
 	return s.recoverPanics(s.envelopeMuxErrors(mux))
 }
 

@@ -32,6 +32,7 @@ type Backend interface {
 	Events(ctx context.Context, r wire.EventsRequest) (EventStream, error)
 	Runtime
 	Usage
+	Lifecycle
 }
 
 // Runtime is the daemon's owned-runtime surface.

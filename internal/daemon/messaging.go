@@ -275,11 +275,21 @@ type feeds struct {
 
 	mu     sync.Mutex
 	states map[jam.PeerKey]band.ConnState // guarded by mu
+	// peers holds each running feed's cancel and a channel closed when
+	// it has ended (stopPeer).
+	peers map[jam.PeerKey]peerFeed // guarded by mu
+}
+
+// peerFeed is one peer's running feed.
+type peerFeed struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 func newFeeds(log *slog.Logger, eng *engine.Engine) *feeds {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &feeds{log: log.With("component", "feeds"), engine: eng, ctx: ctx, cancel: cancel, states: map[jam.PeerKey]band.ConnState{}}
+	return &feeds{log: log.With("component", "feeds"), engine: eng, ctx: ctx, cancel: cancel, states: map[jam.PeerKey]band.ConnState{},
+		peers: map[jam.PeerKey]peerFeed{}}
 }
 
 // start runs a peer's agent feed until stop.
@@ -345,11 +355,31 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 		f.log.Error("agent feed", "peer", key, "err", err)
 		return
 	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	pf := peerFeed{cancel: cancel, done: make(chan struct{})}
+	f.mu.Lock()
+	f.peers[key] = pf
+	f.mu.Unlock()
 	f.wg.Go(func() {
-		if err := feed.Run(f.ctx); err != nil {
+		defer close(pf.done)
+		if err := feed.Run(ctx); err != nil {
 			f.log.Warn("agent feed ended", "peer", key, "err", err)
 		}
 	})
+}
+
+// stopPeer ends a peer's feed and waits for it; its socket state is
+// forgotten.
+func (f *feeds) stopPeer(key jam.PeerKey) {
+	f.mu.Lock()
+	pf, ok := f.peers[key]
+	delete(f.peers, key)
+	delete(f.states, key)
+	f.mu.Unlock()
+	if ok {
+		pf.cancel()
+		<-pf.done
+	}
 }
 
 func (f *feeds) state(key jam.PeerKey) string {

@@ -29,6 +29,7 @@ type Store interface {
 	BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (store.Binding, error)
 	BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.Binding, error)
 	RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (store.RoomRetired, error)
+	PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.PeerRemoved, error)
 	RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error)
 	RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error)
 	QuarantineSpool(ctx context.Context, seq int64, reason string, at time.Time) (store.QuarantinedRecord, error)

@@ -19,6 +19,10 @@ type Messaging interface {
 	AccountGet(ctx context.Context, ws jam.WorkspaceID, profile string) (Account, error)
 	// AccountList returns the workspace's accounts by profile.
 	AccountList(ctx context.Context, ws jam.WorkspaceID) ([]Account, error)
+	// AccountRemove deletes an account, with its sealed key and its
+	// rooms' cache, in one transaction. An account a peer still uses is
+	// jam.ErrConflict, naming the peers; an unknown one jam.ErrNotFound.
+	AccountRemove(ctx context.Context, ws jam.WorkspaceID, profile string) error
 
 	// PeerPut creates or replaces a peer; its account must exist.
 	PeerPut(ctx context.Context, p Peer) (Peer, error)
@@ -26,6 +30,13 @@ type Messaging interface {
 	PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (Peer, error)
 	// PeerList returns the workspace's peers by key.
 	PeerList(ctx context.Context, ws jam.WorkspaceID) ([]Peer, error)
+	// PeerRemove deletes a peer and what jam holds for it, in one
+	// transaction: its spooled and queued messages (left unsettled on
+	// Band), bindings, retired rooms, reply intents, runtime template and
+	// the peer itself with its sealed key. Its sessions, turns, leases and
+	// worktrees stay as history, and its settled tombstones stay. An
+	// unknown peer is jam.ErrNotFound.
+	PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (PeerRemoved, error)
 
 	// BindingPut binds a session to a room for a peer. If another binding
 	// of the same peer owns the room it is replaced (the steal path), and
@@ -113,6 +124,15 @@ type Messaging interface {
 	// queued (an intent of a queued message is what keeps a resumed reply
 	// from posting twice, so it stays however old).
 	RetentionPrune(ctx context.Context, before time.Time) (RetentionPruned, error)
+}
+
+// PeerRemoved counts what PeerRemove deleted.
+type PeerRemoved struct {
+	Spooled      int
+	SpooledBytes int64
+	Queued       int
+	Bindings     int
+	Templates    int
 }
 
 // RetentionPruned counts what RetentionPrune deleted.

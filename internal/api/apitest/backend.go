@@ -57,6 +57,9 @@ type Backend struct {
 
 	// The event stream (events.go).
 	EventsFunc func(ctx context.Context, r wire.EventsRequest) (wire.EventStream, error)
+
+	// The lifecycle methods (lifecycle.go).
+	Lifecycle
 }
 
 // ErrUnset is what a method whose function field is nil returns.
