@@ -19,6 +19,7 @@ rooms belong to an account. The daemon keeps the key sealed in its store.`,
 	cmd.AddCommand(
 		newAccountAddCmd(io, deps, nil),
 		newAccountListCmd(io, deps, nil),
+		newAccountRemoveCmd(io, deps),
 	)
 	return cmd
 }

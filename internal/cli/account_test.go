@@ -137,9 +137,9 @@ func TestAccountList(t *testing.T) {
 		},
 		{
 			name:       "unknown subcommand",
-			inv:        invocation{args: []string{"account", "remove"}},
+			inv:        invocation{args: []string{"account", "delete"}},
 			wantCode:   2,
-			wantStderr: "jam: unknown command \"remove\" for \"jam account\" (see jam account --help)\n",
+			wantStderr: "jam: unknown command \"delete\" for \"jam account\" (see jam account --help)\n",
 		},
 	})
 }

@@ -21,6 +21,8 @@ agent's handle or its name; with one agent, it may be left out.`,
 		newAgentAddCmd(io, deps, nil),
 		newAgentListCmd(io, deps, nil),
 		newAgentConfigCmd(io, deps, nil),
+		newAgentRemoveCmd(io, deps),
+		newAgentRestartCmd(io, deps),
 	)
 	return cmd
 }

@@ -18,6 +18,7 @@ func newRoomCmd(io *IOStreams, deps Deps) *cobra.Command {
 		newRoomAddCmd(io, deps, nil),
 		newRoomShowCmd(io, deps, nil),
 		newRoomPostCmd(io, deps, nil),
+		newRoomLeaveCmd(io, deps),
 	)
 	return cmd
 }

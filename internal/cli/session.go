@@ -81,7 +81,7 @@ queues it otherwise (ACP agents cannot be steered); the answer says which.`,
 	sendCmd.Flags().BoolVar(&send.Note, "note", false, "add context for the next turn; starts no turn")
 	sendCmd.Flags().BoolVar(&send.Steer, "steer", false, "reach the running turn if the harness can take it, else queue")
 	sendCmd.Flags().BoolVar(&send.JSON, "json", false, "print JSON")
-	cmd.AddCommand(list, show, sendCmd)
+	cmd.AddCommand(list, show, sendCmd, newSessionArchiveCmd(io, deps), newSessionCloseCmd(io, deps))
 	return cmd
 }
 

@@ -78,7 +78,7 @@ func newTurnCmd(io *IOStreams, deps Deps) *cobra.Command {
 		},
 	}
 	show.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
-	cmd.AddCommand(list, show, cancel)
+	cmd.AddCommand(list, show, cancel, newTurnRetryCmd(io, deps))
 	return cmd
 }
 
