@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -101,7 +102,7 @@ func (m *Manager) enterHost(ctx context.Context, t store.Template, s store.Sessi
 	}
 	if reason != "" {
 		m.log.Info("replacing the agent's process at a turn boundary", "peer", t.Peer, "holder", h, "reason", reason)
-		if err := m.endLease(context.WithoutCancel(ctx), l, reason); err != nil {
+		if err := m.replaceHost(context.WithoutCancel(ctx), l, reason); err != nil {
 			m.log.Warn("stop the agent's process", "holder", h, "err", err)
 		}
 		return leave, nil
@@ -145,7 +146,7 @@ func (m *Manager) leaveHost(h string) {
 	m.mu.Unlock()
 	defer m.renewed(h, done)
 	if l != nil {
-		if err := m.endLease(context.Background(), l, reason); err != nil {
+		if err := m.replaceHost(context.Background(), l, reason); err != nil {
 			m.log.Warn("stop the agent's process", "holder", h, "err", err)
 		}
 	}
@@ -158,6 +159,19 @@ func (m *Manager) leaveHost(h string) {
 func sameLaunch(a, b store.TemplateConfig) bool {
 	a.Resume, b.Resume = "", ""
 	return reflect.DeepEqual(a, b)
+}
+
+// replaceHost stops l's process and ends its lease for reason; the
+// conversations opened on it are forgotten, so the next process opens (or
+// resumes) them anew.
+func (m *Manager) replaceHost(ctx context.Context, l *lease, reason string) error {
+	err := m.endLease(ctx, l, reason)
+	l.mu.Lock()
+	if l.host == nil {
+		l.sessions = map[jam.SessionID]harness.Thread{}
+	}
+	l.mu.Unlock()
+	return err
 }
 
 // liveConfig is the configuration l's process runs, if it runs.
@@ -233,7 +247,7 @@ func (m *Manager) replaceHosts(ctx context.Context, tmpl jam.TemplateID, reason 
 	m.mu.Unlock()
 	var errs []error
 	for _, s := range stop {
-		if err := m.endLease(context.WithoutCancel(ctx), s.l, reason); err != nil {
+		if err := m.replaceHost(context.WithoutCancel(ctx), s.l, reason); err != nil {
 			errs = append(errs, err)
 		}
 		m.renewed(s.h, s.done)

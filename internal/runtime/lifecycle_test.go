@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -29,6 +30,40 @@ func (l *launches) all() ([]store.TemplateConfig, []*fakeHost) {
 	return append([]store.TemplateConfig(nil), l.cfgs...), append([]*fakeHost(nil), l.hosts...)
 }
 
+// threadHost is a fake process that knows only the threads opened or
+// resumed on it, as a real agent process does.
+type threadHost struct {
+	*fakeHost
+	mu    sync.Mutex
+	known map[harness.Thread]bool
+	id    int
+}
+
+func (h *threadHost) Open(context.Context, string) (harness.Thread, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	th := harness.Thread(fmt.Sprintf("thread-of-%d", h.id))
+	h.known[th] = true
+	return th, nil
+}
+
+func (h *threadHost) Resume(_ context.Context, th harness.Thread, _ string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.known[th] = true
+	return nil
+}
+
+func (h *threadHost) Prompt(ctx context.Context, th harness.Thread, in harness.Input, updates func(harness.Update)) (harness.Outcome, error) {
+	h.mu.Lock()
+	ok := h.known[th]
+	h.mu.Unlock()
+	if !ok {
+		return harness.Outcome{}, fmt.Errorf("thread %s is not open on process %d", th, h.id)
+	}
+	return h.fakeHost.Prompt(ctx, th, in, updates)
+}
+
 // recordingManager is a manager whose processes answer with answer and
 // whose launches are recorded.
 func (b *bundle) recordingManager(t *testing.T, answer func(string) (harness.Outcome, error)) (*Manager, *launches) {
@@ -39,8 +74,9 @@ func (b *bundle) recordingManager(t *testing.T, answer func(string) (harness.Out
 			h := &fakeHost{answer: answer, exited: make(chan struct{})}
 			rec.mu.Lock()
 			rec.cfgs, rec.hosts = append(rec.cfgs, cfg), append(rec.hosts, h)
+			n := len(rec.hosts)
 			rec.mu.Unlock()
-			return h, nil
+			return &threadHost{fakeHost: h, known: map[harness.Thread]bool{}, id: n}, nil
 		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
@@ -50,6 +86,24 @@ func (b *bundle) recordingManager(t *testing.T, answer func(string) (harness.Out
 
 func answered(string) (harness.Outcome, error) {
 	return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done"}, nil
+}
+
+// settled waits for the next message the manager settles.
+func (b *bundle) settled(t *testing.T) jam.PlatformMessageID {
+	t.Helper()
+	select {
+	case msg := <-b.set.done:
+		return msg
+	case <-time.After(10 * time.Second):
+		turns, err := b.st.TurnList(t.Context(), b.ws, b.sess.ID)
+		require.NoError(t, err)
+		var states []string
+		for _, tr := range turns {
+			states = append(states, fmt.Sprintf("%s %s %s", tr.State, tr.Reason, tr.Detail))
+		}
+		t.Fatalf("no message settled within 10s; turns: %q", states)
+		return ""
+	}
 }
 
 // nthEnded waits for the session's n-th turn (from 1) to end, and returns it.
@@ -79,7 +133,7 @@ func TestManager_configChangeReachesTheLiveProcessAtTheNextTurn(t *testing.T) {
 	m, rec := b.recordingManager(t, answered)
 	first, second := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000101"), jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000102")
 	b.deliver(t, m, first)
-	require.Equal(t, first, <-b.set.done)
+	require.Equal(t, first, b.settled(t))
 	tm, err := b.st.TemplateGet(ctx, b.ws, b.sess.TemplateID)
 	require.NoError(t, err)
 	require.False(t, tm.Outstanding())
@@ -90,7 +144,7 @@ func TestManager_configChangeReachesTheLiveProcessAtTheNextTurn(t *testing.T) {
 	require.True(t, tm.Outstanding())
 
 	b.deliver(t, m, second)
-	require.Equal(t, second, <-b.set.done)
+	require.Equal(t, second, b.settled(t))
 	turn := b.nthEnded(t, 2)
 	require.Equal(t, jam.TurnSucceeded, turn.State)
 	require.Equal(t, int64(2), turn.LeaseGeneration, "the next turn runs on a new process")
@@ -118,13 +172,13 @@ func TestManager_configChangeThatChangesNothingBecomesEffective(t *testing.T) {
 	ctx := t.Context()
 	m, rec := b.recordingManager(t, answered)
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000111")
-	<-b.set.done
+	b.settled(t)
 	tm, err := b.st.TemplateGet(ctx, b.ws, b.sess.TemplateID)
 	require.NoError(t, err)
 	_, err = b.st.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: b.ws, ID: tm.ID, Desired: tm.Desired, Change: "permission=allow", At: time.Now()})
 	require.NoError(t, err)
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000112")
-	<-b.set.done
+	b.settled(t)
 	require.Equal(t, int64(1), b.nthEnded(t, 2).LeaseGeneration)
 	cfgs, _ := rec.all()
 	require.Len(t, cfgs, 1)
@@ -191,7 +245,7 @@ func TestManager_restartWaitsForTheRunningTurn(t *testing.T) {
 	default:
 	}
 	close(host(0).answer)
-	<-b.set.done
+	b.settled(t)
 	require.Equal(t, jam.TurnSucceeded, b.nthEnded(t, 1).State, "the running turn finished")
 	<-host(0).exited // stopped when the turn ended
 
@@ -199,7 +253,7 @@ func TestManager_restartWaitsForTheRunningTurn(t *testing.T) {
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(hosts) == 2 }, 10*time.Second, time.Millisecond)
 	<-host(1).prompted
 	close(host(1).answer)
-	<-b.set.done
+	b.settled(t)
 	require.Equal(t, int64(2), b.nthEnded(t, 2).LeaseGeneration, "the next turn runs on a new process")
 
 	// Idle: stopped at once, and the lease ended as restarted.
@@ -241,7 +295,7 @@ func TestManager_retryRunsTheMessageAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, msg, retry.SourceMessageID, "the same message")
 	require.Equal(t, failed.MessageID, retry.MessageID)
-	require.Equal(t, msg, <-b.set.done)
+	require.Equal(t, msg, b.settled(t))
 	done := b.nthEnded(t, 2)
 	require.Equal(t, retry.ID, done.ID)
 	require.Equal(t, jam.TurnSucceeded, done.State)
@@ -266,7 +320,7 @@ func TestManager_archivedSessionResumesOnAMessage(t *testing.T) {
 	b.sess, _ = b.gitSession(t, repo)
 	m, _ := b.recordingManager(t, answered)
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000141")
-	<-b.set.done
+	b.settled(t)
 	var s store.Session
 	require.Eventually(t, func() bool { // once the worker lets the session go
 		var err error
@@ -287,7 +341,7 @@ func TestManager_archivedSessionResumesOnAMessage(t *testing.T) {
 	require.Equal(t, b.sess.ID, got.ID, "the archived session is still the room's")
 
 	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000142")
-	<-b.set.done
+	b.settled(t)
 	require.Equal(t, jam.TurnSucceeded, b.nthEnded(t, 2).State)
 	s, err = b.st.SessionGet(ctx, b.ws, b.sess.ID)
 	require.NoError(t, err)
