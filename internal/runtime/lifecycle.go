@@ -92,7 +92,8 @@ func (m *Manager) enterHost(ctx context.Context, t store.Template, s store.Sessi
 	if !idle {
 		return leave, nil
 	}
-	defer m.renewed(h, done)
+	pending := reason
+	defer func() { m.renewed(h, done, pending) }()
 	cfg, live := liveConfig(l)
 	if !live {
 		return leave, nil
@@ -116,10 +117,14 @@ func (m *Manager) enterHost(ctx context.Context, t store.Template, s store.Sessi
 	return leave, nil
 }
 
-// renewed ends a replacement of h's host begun by enterHost or leaveHost.
-func (m *Manager) renewed(h string, done chan struct{}) {
+// renewed ends a replacement of h's host begun by enterHost, leaveHost or
+// replaceHosts; consumed is the pending replacement it carried out ("" for
+// none), which is cleared unless another was asked for meanwhile.
+func (m *Manager) renewed(h string, done chan struct{}, consumed string) {
 	m.mu.Lock()
-	delete(m.life.renew, h)
+	if consumed != "" && m.life.renew[h] == consumed {
+		delete(m.life.renew, h)
+	}
 	delete(m.life.renewing, h)
 	m.mu.Unlock()
 	close(done)
@@ -144,7 +149,7 @@ func (m *Manager) leaveHost(h string) {
 	m.life.renewing[h] = done
 	l := m.hosts[h]
 	m.mu.Unlock()
-	defer m.renewed(h, done)
+	defer m.renewed(h, done, reason)
 	if l != nil {
 		if err := m.replaceHost(context.Background(), l, reason); err != nil {
 			m.log.Warn("stop the agent's process", "holder", h, "err", err)
@@ -220,21 +225,29 @@ func (m *Manager) StopAgent(ctx context.Context, tmpl jam.TemplateID) error {
 
 func (m *Manager) replaceHosts(ctx context.Context, tmpl jam.TemplateID, reason string, now bool) (Restarted, error) {
 	var out Restarted
+	// Which hosts are the template's is read with each host's own lock,
+	// not under m.mu (a leaf).
 	m.mu.Lock()
-	m.life.init()
+	all := make(map[string]*lease, len(m.hosts))
+	for h, l := range m.hosts {
+		all[h] = l
+	}
+	m.mu.Unlock()
+	mine := map[string]*lease{}
+	for h, l := range all {
+		if cfg, live := liveConfig(l); live && cfg.Template == tmpl {
+			mine[h] = l
+		}
+	}
 	type target struct {
 		h    string
 		l    *lease
 		done chan struct{}
 	}
 	var stop []target
-	for h, l := range m.hosts {
-		l.mu.Lock()
-		mine := l.host != nil && l.config.Template == tmpl
-		l.mu.Unlock()
-		if !mine {
-			continue
-		}
+	m.mu.Lock()
+	m.life.init()
+	for h, l := range mine {
 		if _, ok := m.life.renewing[h]; ok || (m.life.uses[h] > 0 && !now) {
 			m.life.renew[h] = reason
 			out.Pending++
@@ -250,7 +263,7 @@ func (m *Manager) replaceHosts(ctx context.Context, tmpl jam.TemplateID, reason 
 		if err := m.replaceHost(context.WithoutCancel(ctx), s.l, reason); err != nil {
 			errs = append(errs, err)
 		}
-		m.renewed(s.h, s.done)
+		m.renewed(s.h, s.done, reason)
 		out.Stopped++
 	}
 	m.log.Info("agent processes replaced", "template", tmpl, "reason", reason, "stopped", out.Stopped, "pending", out.Pending)
