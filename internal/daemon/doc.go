@@ -19,6 +19,15 @@
 // are package agentconf's use cases; this package calls them and stores
 // what they return.
 //
+// The lifecycle use cases (lifecycle.go) remove an agent (its sessions
+// closed and kept as history, its processes stopped, its peer, template,
+// bindings and jam's copies of its queued messages deleted, which stay
+// unsettled on Band; Band's agent kept unless asked), restart an agent's
+// processes at the next turn boundary, take an agent out of a room,
+// archive or close a session, retry a turn and remove an account no agent
+// uses. None deletes a worktree's work: git worktrees are archived, their
+// branches kept.
+//
 // No agent process outlives jamd (stop.go, and package executor's doc for
 // what guarantees what): each dies with jamd's process, each group is
 // recorded under run/ in the data directory before the agent gets work,

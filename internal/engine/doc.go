@@ -51,6 +51,11 @@
 // every message of a room its agent cannot serve at all (no session could
 // be made there), as each lands unrouted, until ServeRoom.
 //
+// RemovePeer forgets a peer jam no longer hosts: its spooled and queued
+// rows, bindings and reply intents go in one store transaction, without a
+// remote write (its messages stay unsettled on Band), and its spool budget
+// is released.
+//
 // A spool entry or queue row that can no longer be read is quarantined
 // and reported, and its room goes on; see quarantine.go.
 //
