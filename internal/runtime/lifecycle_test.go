@@ -306,6 +306,46 @@ func TestManager_retryRunsTheMessageAgain(t *testing.T) {
 	require.ErrorIs(t, err, jam.ErrConflict, "a message another turn answered")
 	_, err = m.Retry(ctx, jam.New[jam.TurnID](b.m))
 	require.ErrorIs(t, err, jam.ErrNotFound)
+
+	// A failed turn whose message was settled meanwhile (answered from
+	// elsewhere) is not retried.
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	other := jam.PlatformMessageID("0190a1b2-0000-4000-8000-000000000132")
+	b.deliver(t, m, other)
+	lost := b.nthEnded(t, 3)
+	require.Equal(t, jam.TurnFailed, lost.State)
+	b.set.mu.Lock()
+	b.set.gone = map[jam.PlatformMessageID]bool{other: true}
+	b.set.mu.Unlock()
+	_, err = m.Retry(ctx, lost.ID)
+	require.ErrorIs(t, err, jam.ErrConflict)
+	require.ErrorContains(t, err, "is settled or gone")
+}
+
+// TestManager_closeCancelsTheRunningTurn: closing a session whose turn
+// runs cancels the turn, waits for it, and closes the session; nothing is
+// settled.
+func TestManager_closeCancelsTheRunningTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	h := &blockingHost{fakeHost: fakeHost{exited: make(chan struct{})}, prompted: make(chan struct{}, 1), answer: make(chan struct{})}
+	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
+		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	defer func() { require.NoError(t, m.Stop(context.Background())) }()
+	b.deliver(t, m, "0190a1b2-0000-4000-8000-000000000151")
+	<-h.prompted
+	s, err := m.CloseSession(ctx, b.sess.ID)
+	require.NoError(t, err)
+	require.Equal(t, jam.SessionClosed, s.Lifecycle)
+	turn := b.nthEnded(t, 1)
+	require.Equal(t, jam.TurnCancelled, turn.State, "the running turn was cancelled before the close")
+	require.Empty(t, b.set.replies)
+	require.Empty(t, b.set.acks)
 }
 
 // TestManager_archivedSessionResumesOnAMessage: an archived session's

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -61,9 +62,18 @@ type settler struct {
 	acks    map[jam.PlatformMessageID]bool
 	done    chan jam.PlatformMessageID
 	fails   map[jam.PlatformMessageID][]string // made by Fail
+	// gone are the messages settled elsewhere meanwhile: Message does not
+	// find them.
+	gone map[jam.PlatformMessageID]bool
 }
 
 func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (engine.InboxItem, error) {
+	s.mu.Lock()
+	gone := s.gone[msg]
+	s.mu.Unlock()
+	if gone {
+		return engine.InboxItem{}, fmt.Errorf("%w: message %s", jam.ErrNotFound, msg)
+	}
 	return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "ann", Content: "do " + string(msg)}, nil
 }
 func (s *settler) Reply(_ context.Context, rp engine.ReplyParams) (engine.ReplyResult, error) {
