@@ -103,6 +103,7 @@ func TestLifecycle_configChangeReachesTheLiveAgent(t *testing.T) {
 
 // TestLifecycle_restartAndRetry: jam agent restart stops the idle agent's
 // process, and the next turn runs on a new one (lease generation + 1); a
+// restart while a turn runs lets the turn finish first; a
 // cancelled turn's message is run again by jam turn retry, as a new turn
 // of the same message, and answered; a retry of a turn that succeeded is a
 // conflict (exit 5).
@@ -125,6 +126,23 @@ func TestLifecycle_restartAndRetry(t *testing.T) {
 	askAndWait(t, owner, agent, room, "second")
 	require.Equal(t, int64(2), lastTurn(t, c, s.ID).LeaseGeneration)
 	require.Equal(t, []string{"one", "one"}, marks(t, log), "a second process started")
+
+	// A restart while a turn runs lets it finish on its process; the
+	// next turn runs on a new one.
+	busy, err := owner.SendChatMessage(ctx, room, "@"+agent.Handle+" [slow] busy", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		tr := lastTurn(t, c, s.ID)
+		return tr.Message == busy.ID && tr.State == "running"
+	}, 60*time.Second, 20*time.Millisecond, "the slow turn runs")
+	res, err := c.AgentRestart(ctx, "restarter")
+	require.NoError(t, err)
+	require.Equal(t, wire.AgentRestarted{Agent: "local/restarter", Pending: 1}, res)
+	waitDelivery(t, c, room, busy.ID, agent.AgentID, protocol.DeliveryProcessed)
+	require.Eventually(t, func() bool { return lastTurn(t, c, s.ID).State == "succeeded" }, 30*time.Second, 20*time.Millisecond)
+	require.Equal(t, int64(2), lastTurn(t, c, s.ID).LeaseGeneration, "the running turn finished on its process")
+	askAndWait(t, owner, agent, room, "after")
+	require.Equal(t, int64(3), lastTurn(t, c, s.ID).LeaseGeneration, "the next turn runs on a new process")
 
 	sent, err := owner.SendChatMessage(ctx, room, "@"+agent.Handle+" [slow] third", []protocol.Mention{{ID: agent.AgentID}})
 	require.NoError(t, err)
