@@ -391,7 +391,16 @@ func TestManager_archivedSessionResumesOnAMessage(t *testing.T) {
 	require.Equal(t, store.WorktreeActive, wt.State)
 	require.DirExists(t, wt.Path)
 
-	// A queued turn when the session closes is cancelled.
+	// A queued turn when the session closes is cancelled. (The worktree
+	// is archived first, so the worker leaves the turn queued.)
+	require.Eventually(t, func() bool {
+		_, err := m.ArchiveWorktree(ctx, b.sess.ID)
+		if errors.Is(err, jam.ErrConflict) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	}, 10*time.Second, time.Millisecond)
 	_, err = b.st.TurnEnqueue(ctx, store.Turn{ID: jam.New[jam.TurnID](b.m), WorkspaceID: b.ws, SessionID: b.sess.ID, Routing: jam.RoutingQueue,
 		SourceMessageID: "0190a1b2-0000-4000-8000-000000000143", CreatedAt: time.Now()})
 	require.NoError(t, err)
