@@ -9,7 +9,10 @@
 //   - a configuration it returns names a registered harness (Conf's
 //     Registry; "" is acp) and a command: the one given, else the kind's
 //     default (harness.Kinds: the CLI on jamd's PATH); acp has no default,
-//     and a request without a command for it is jam.ErrInvalid;
+//     and a request without a command for it is jam.ErrInvalid; a builtin
+//     kind (demo) refuses a command and stores its arguments alone
+//     (demo-agent), never a path: jamd runs its own executable, found at
+//     each launch;
 //   - every bad input is jam.ErrInvalid with the key it concerns, and
 //     never quotes an environment value (it may be a credential);
 //   - environment values are sealed with the daemon's key as soon as they

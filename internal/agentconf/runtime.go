@@ -68,12 +68,19 @@ func Validate(reg *harness.Registry, r Runtime) (store.TemplateConfig, error) {
 	if _, err := reg.Get(c.Harness); err != nil {
 		return c, err
 	}
-	if len(c.Command) == 0 {
+	if k, _ := harness.KindOf(c.Harness); k.Builtin != nil {
+		// jamd runs it from its own executable, found at each launch: the
+		// stored command is the kind's arguments alone, never a path.
+		if len(c.Command) > 0 && !slices.Equal(c.Command, k.Builtin) {
+			return c, fmt.Errorf("%w: harness %s is %s, which jamd runs from its own executable: it takes no command", jam.ErrInvalid, c.Harness, k.CLI)
+		}
+		c.Command = slices.Clone(k.Builtin)
+	} else if len(c.Command) == 0 {
 		if c.Command = harness.DefaultCommand(c.Harness); len(c.Command) == 0 {
 			return c, fmt.Errorf("%w: harness %s needs a command (the one that runs the agent)", jam.ErrInvalid, c.Harness)
 		}
 	}
-	if strings.TrimSpace(c.Command[0]) == "" {
+	if len(c.Command) > 0 && strings.TrimSpace(c.Command[0]) == "" {
 		return c, fmt.Errorf("%w: an owned agent needs a command", jam.ErrInvalid)
 	}
 	if c.Placement == "" {
@@ -264,9 +271,10 @@ func (c Conf) Configure(ctx context.Context, t store.Template, set map[string]st
 // (absolute, or on jamd's PATH, which the agent's environment carries) or
 // not executable, and (with repo) a repository that is not a git
 // repository. A kind's default CLI that is missing is named with how to
-// install it.
+// install it. A builtin kind's command is jamd's own executable, always
+// there.
 func (c Conf) CheckRunnable(ctx context.Context, cfg store.TemplateConfig, command, repo bool) error {
-	if command && len(cfg.Command) > 0 {
+	if k, _ := harness.KindOf(cfg.Harness); command && len(cfg.Command) > 0 && k.Builtin == nil {
 		if err := c.checkCommand(cfg.Harness, cfg.Command); err != nil {
 			return err
 		}

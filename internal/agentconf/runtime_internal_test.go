@@ -28,7 +28,7 @@ func (kind) Launch(context.Context, harness.LaunchSpec) (harness.Process, error)
 }
 
 // testHarnesses are the kinds the daemon registers.
-var testHarnesses = harness.NewRegistry(kind("acp"), kind("copilot"), kind("opencode"))
+var testHarnesses = harness.NewRegistry(kind("acp"), kind("copilot"), kind("opencode"), kind("demo"))
 
 // TestValidate_harnessFromTheRegistry: the harness key is checked
 // against the registered harnesses (acp by default), an unknown one is
@@ -42,14 +42,15 @@ func TestValidate_harnessFromTheRegistry(t *testing.T) {
 	require.Equal(t, "reject", c.Permission)
 	_, err = Validate(testHarnesses, Runtime{Harness: "codex", Command: []string{"agent"}})
 	require.ErrorIs(t, err, jam.ErrInvalid)
-	require.ErrorContains(t, err, `harness "codex" (want acp or copilot or opencode)`)
+	require.ErrorContains(t, err, `harness "codex" (want acp or copilot or demo or opencode)`)
 	_, err = Validate(testHarnesses, Runtime{Command: []string{"agent"}, Permission: "maybe"})
 	require.ErrorIs(t, err, jam.ErrInvalid)
 }
 
 // TestValidate_defaultCommand: a kind without a command runs its CLI; a
 // command given is kept as is (the adapter adds the kind's arguments);
-// acp needs one; --model and --permission go with every kind.
+// acp needs one; demo takes none (jamd's own executable, found at each
+// launch) and stores its arguments alone, never a path; --model and --permission go with every kind.
 func TestValidate_defaultCommand(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -65,6 +66,9 @@ func TestValidate_defaultCommand(t *testing.T) {
 		{name: "acp without", in: Runtime{Harness: "acp"}, err: "harness acp needs a command"},
 		{name: "default kind without", in: Runtime{}, err: "harness acp needs a command"},
 		{name: "blank command", in: Runtime{Harness: "copilot", Command: []string{" "}}, err: "needs a command"},
+		{name: "demo", in: Runtime{Harness: "demo"}, want: []string{"demo-agent"}},
+		{name: "demo as read back", in: Runtime{Harness: "demo", Command: []string{"demo-agent"}}, want: []string{"demo-agent"}},
+		{name: "demo with command", in: Runtime{Harness: "demo", Command: []string{"/tmp/go-build/jam", "demo-agent"}}, err: "harness demo is jam's demo agent, which jamd runs from its own executable: it takes no command"},
 	} {
 		tc.in.Model, tc.in.Permission = "m1", "allow"
 		c, err := Validate(testHarnesses, tc.in)

@@ -96,8 +96,8 @@ the paths its command names, and nothing else (not jam's key, token,
 control socket, store, or other agents' worktrees). --sandbox local runs it
 with jamd's own view of the files. --network off (bwrap only) leaves the
 agent only a loopback of its own. --read-only PATH lets a sandboxed agent
-read PATH too (repeatable). "jam demo-agent" is a demo agent to try this
-with.`,
+read PATH too (repeatable). --harness demo is jam's demo agent, to try
+this with.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -208,6 +208,10 @@ func harnessKindsHelp() string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
+		if k.Builtin != nil {
+			fmt.Fprintf(&b, "  %-9s %s: jamd's own executable (%s), no --command", k.Name, k.CLI, strings.Join(k.Builtin, " "))
+			continue
+		}
 		if len(k.Command) == 0 {
 			fmt.Fprintf(&b, "  %-9s %s: needs --command", k.Name, k.CLI)
 			continue
@@ -222,6 +226,10 @@ func harnessKindsHelp() string {
 func harnessKindsFlag() string {
 	parts := make([]string, 0, len(harness.Kinds))
 	for _, k := range harness.Kinds {
+		if k.Builtin != nil {
+			parts = append(parts, k.Name+" (jamd's own "+strings.Join(k.Builtin, " ")+")")
+			continue
+		}
 		if len(k.Command) == 0 {
 			parts = append(parts, k.Name+" (needs --command)")
 			continue

@@ -28,8 +28,8 @@ It is a demo, not an assistant: it answers every prompt by restating it and
 records the prompt in NOTES.md in its working directory (after asking for
 permission). A prompt containing "[slow]" thinks for a few seconds first, to
 show cancelling a turn. Sessions are kept in --state-dir so a new process can
-resume them. jam starts it itself for an agent added with
---harness acp --command "jam demo-agent".`,
+resume them. jamd starts it itself, from its own executable, for an agent
+added with --harness demo (as jam up --demo does).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if runF != nil {

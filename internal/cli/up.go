@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -22,8 +21,6 @@ type UpOptions struct {
 	Run    RunDaemonFunc
 	// Demo sets up the demo agent, owned by jam, in a room named demo.
 	Demo bool
-	// Executable runs "jam demo-agent"; default os.Executable.
-	Executable string
 }
 
 // demoName names both the demo agent and its room.
@@ -40,9 +37,11 @@ It prints where it listens (with a one-time sign-in link to the web UI),
 logs to stderr, and stops cleanly on SIGINT or SIGTERM within
 --shutdown-timeout. Only one daemon may use a data directory.
 
-With --demo it also sets up jam's demo agent ("jam demo-agent") as an agent
-jam runs itself, in a room named demo, unless they exist already: write
-"@demo hello" in that room to see a turn run and its answer come back.`,
+With --demo it also sets up jam's demo agent (the harness kind demo, which
+jamd runs from its own executable at each start, so a rebuild or a cleaned
+Go build cache does not break it) as an agent jam runs itself, in a room
+named demo, unless they exist already: write "@demo hello" in that room to
+see a turn run and its answer come back.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(c, deps)
@@ -68,19 +67,12 @@ func runUp(ctx context.Context, opts *UpOptions) error {
 	if !opts.Demo {
 		return opts.Run(ctx, opts.Config, opts.IO)
 	}
-	exe := opts.Executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return fmt.Errorf("--demo: find this program to run its demo agent: %w", err)
-		}
-	}
 	// The demo is set up through the daemon's own API once it is ready; a
 	// failure to set it up is reported and leaves the daemon running.
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		err := setUpDemo(ctx, newClient(opts.Config.DataDir), exe, opts.Config.DataDir, opts.IO)
+		err := setUpDemo(ctx, newClient(opts.Config.DataDir), opts.IO)
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprintf(opts.IO.ErrOut, "jam up: --demo: %v\n", err)
 		}
@@ -93,7 +85,7 @@ func runUp(ctx context.Context, opts *UpOptions) error {
 
 // setUpDemo waits for the daemon, then adds the demo agent and its room
 // unless they exist.
-func setUpDemo(ctx context.Context, c *apiclient.Client, exe, dataDir string, io *IOStreams) error {
+func setUpDemo(ctx context.Context, c *apiclient.Client, io *IOStreams) error {
 	if _, err := c.WaitReady(ctx, 100*time.Millisecond); err != nil {
 		return err
 	}
@@ -107,10 +99,11 @@ func setUpDemo(ctx context.Context, c *apiclient.Client, exe, dataDir string, io
 	}
 	if !have {
 		_, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: demoName, Runtime: &wire.AgentRuntime{
-			// Its sessions stay in its own home (the default state
-			// directory), which its sandbox lets it write; jamd's data
-			// directory it cannot.
-			Command:    []string{exe, "demo-agent"},
+			// The demo kind: jamd runs its own executable at each
+			// launch, so no path is stored. Its sessions stay in its own
+			// home (the default state directory), which its sandbox lets
+			// it write; jamd's data directory it cannot.
+			Harness:    "demo",
 			Permission: "allow",
 		}})
 		if err != nil {

@@ -123,6 +123,9 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return fmt.Errorf("ensure default workspace: %w", err)
 	}
 	d.workspace = ws
+	if err := d.repairDemoAgents(ctx); err != nil {
+		return err
+	}
 
 	node, err := os.Hostname()
 	if err != nil || node == "" {

@@ -75,7 +75,29 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 
 // harnesses are the harnesses an owned agent can run, by the harness
 // configuration key (their default commands: harness.Kinds).
-var harnesses = harness.NewRegistry(acp.Harness{}, acp.Copilot, acp.OpenCode, claude.Harness{}, codex.Harness{})
+var harnesses = harness.NewRegistry(acp.Harness{}, acp.Copilot, acp.OpenCode, claude.Harness{}, codex.Harness{}, demoHarness)
+
+// demoHarness is jam's demo agent, an ACP agent that jamd runs from its
+// own executable (harness.Kinds: demo; launch resolves its command).
+var demoHarness = acp.Harness{Kind: "demo"}
+
+// selfExecutable is jamd's own executable, which runs the builtin kinds;
+// found at each launch, so a rebuilt or moved jam is the one that runs.
+var selfExecutable = os.Executable
+
+// builtinCommand gives a builtin kind's configuration (demo) its command:
+// jamd's own executable as it is now, with the kind's arguments. Other
+// kinds are returned as they are.
+func builtinCommand(cfg store.TemplateConfig) (store.TemplateConfig, error) {
+	if k, _ := harness.KindOf(cfg.Harness); k.Builtin != nil {
+		exe, err := selfExecutable()
+		if err != nil {
+			return cfg, fmt.Errorf("%w: find jamd's own executable to run %s: %v", jam.ErrUnavailable, k.CLI, err)
+		}
+		cfg.Command = harness.BuiltinCommand(cfg.Harness, exe)
+	}
+	return cfg, nil
+}
 
 // harnessManifest is what a harness's processes can do, by its key.
 func harnessManifest(name string) (harness.Manifest, error) {
@@ -113,6 +135,11 @@ func runtimeRequest(w wire.AgentRuntime) agentconf.Runtime {
 func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harness.Process, error) {
 	h, err := harnesses.Get(cfg.Harness)
 	if err != nil {
+		return nil, err
+	}
+	// Before the sandbox is laid out: it shows the agent its command's
+	// executable, read-only.
+	if cfg, err = builtinCommand(cfg); err != nil {
 		return nil, err
 	}
 	// Named in words under every executor (bwrap only says it exited).

@@ -17,6 +17,12 @@ type Kind struct {
 	// CLI and Install name the program and how to install it, for the
 	// error a missing executable gives.
 	CLI, Install string
+	// Builtin, when set, are the arguments to jamd's own executable that
+	// run the kind (demo: demo-agent). Such a kind takes no command and
+	// stores these arguments alone: jamd resolves its executable at each
+	// launch (BuiltinCommand), so a stored agent never names a path that a
+	// rebuild or a cleaned build cache removes.
+	Builtin []string
 }
 
 // Kinds are the harness kinds, in the order help lists them. The table is
@@ -28,6 +34,7 @@ var Kinds = []Kind{
 	{Name: "copilot", Command: []string{"copilot"}, CLI: "the GitHub Copilot CLI", Install: "npm install -g @github/copilot"},
 	{Name: "opencode", Command: []string{"opencode"}, CLI: "OpenCode", Install: "npm install -g opencode-ai"},
 	{Name: "acp", CLI: "an ACP agent"},
+	{Name: "demo", CLI: "jam's demo agent", Builtin: []string{"demo-agent"}},
 }
 
 // KindOf is the kind of a name; false for a name the table lacks.
@@ -37,6 +44,17 @@ func KindOf(name string) (Kind, bool) {
 		return Kind{}, false
 	}
 	return Kinds[i], true
+}
+
+// BuiltinCommand is the command of a builtin kind: exe, jamd's own
+// executable as found now, with the kind's arguments; nil for any other
+// kind.
+func BuiltinCommand(name, exe string) []string {
+	k, _ := KindOf(name)
+	if k.Builtin == nil {
+		return nil
+	}
+	return append([]string{exe}, k.Builtin...)
 }
 
 // DefaultCommand is the command of a harness kind when none is given; nil

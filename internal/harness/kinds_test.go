@@ -8,8 +8,9 @@ import (
 	"github.com/jamhq/jam/internal/harness"
 )
 
-// TestKinds: every kind but acp has a default command (its CLI, on PATH)
-// and says how to install it; acp has none; names are unique.
+// TestKinds: every kind but acp and demo has a default command (its CLI, on PATH)
+// and says how to install it; acp has none; demo is jamd's own
+// executable; names are unique.
 func TestKinds(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
@@ -21,6 +22,12 @@ func TestKinds(t *testing.T) {
 			require.Nil(t, harness.DefaultCommand(k.Name))
 			continue
 		}
+		if k.Name == "demo" {
+			require.Nil(t, k.Command, "demo runs jamd's own executable")
+			require.Equal(t, []string{"/usr/bin/jamd", "demo-agent"}, harness.BuiltinCommand(k.Name, "/usr/bin/jamd"))
+			continue
+		}
+		require.Nil(t, harness.BuiltinCommand(k.Name, "/usr/bin/jamd"))
 		require.Equal(t, []string{k.Name}, k.Command, "the CLI of %s", k.Name)
 		require.Contains(t, k.Install, "npm install -g ")
 		require.NotEmpty(t, k.CLI)
