@@ -106,6 +106,12 @@ this with.`,
 			}
 			opts.DataDir = cfg.DataDir
 			opts.Name = args[0]
+			if c.Flags().Changed("command") && strings.TrimSpace(opts.Command) == "" {
+				return &usageError{err: fmt.Errorf("--command is empty: give the command that runs the agent, or leave --command out")}
+			}
+			if opts.Repo != "" && opts.Command == "" && opts.Harness == "" {
+				return &usageError{err: fmt.Errorf("--repo is for owned agents: add --command or --harness (an attached agent has no repository)")}
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}

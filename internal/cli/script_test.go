@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -62,6 +63,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"holdport":   cmdHoldPort,
 			"stopdaemon": cmdStopDaemon,
 			"waitfile":   cmdWaitFile,
 			"waitmatch":  cmdWaitMatch,
@@ -104,6 +106,24 @@ func cmdStopDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process; nothing to wait on
 	}
+}
+
+// cmdHoldPort keeps a loopback TCP address taken until the script ends:
+// it listens there, or finds it taken already (by anyone), which is as
+// good.
+//
+//	holdport ADDR
+func cmdHoldPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdport ADDR")
+	}
+	l, err := net.Listen("tcp", args[0])
+	if errors.Is(err, syscall.EADDRINUSE) {
+		ts.Logf("%s is taken already", args[0])
+		return
+	}
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
 }
 
 // cmdWaitFile waits until a file exists, failing the script after the

@@ -31,6 +31,10 @@ type Config struct {
 	// HTTPAddr is the loopback TCP address of the HTTP listener (the
 	// token-authenticated API and the web UI), or "" when it is off.
 	HTTPAddr string
+	// HTTPAddrSet: HTTPAddr was given (in the file, the environment or a
+	// flag), not defaulted. Only the default address falls back to a
+	// free port when its own is taken; a given one stops the start.
+	HTTPAddrSet bool
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration
 	// Store selects the storage backend: "sqlite".

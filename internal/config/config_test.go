@@ -83,6 +83,7 @@ func TestLoad_precedence(t *testing.T) {
 	require.Equal(t, "debug", cfg.LogLevel, "env beats file")
 	require.Equal(t, "json", cfg.LogFormat, "file beats default")
 	require.Equal(t, "[::1]:0", cfg.HTTPAddr, "flag beats env")
+	require.True(t, cfg.HTTPAddrSet, "an address given is not the default")
 	require.Equal(t, 2*time.Second, cfg.ShutdownTimeout)
 	require.Equal(t, b.env["JAM_CONFIG"], cfg.ConfigFile)
 }

@@ -59,7 +59,7 @@ var keys = []key{
 		if err != nil {
 			return err
 		}
-		c.HTTPAddr = addr
+		c.HTTPAddr, c.HTTPAddrSet = addr, true
 		return nil
 	}},
 	{name: "shutdown_timeout", usage: "how long a graceful stop may take, e.g. 4s (100ms to 1m)", set: func(c *Config, v string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -239,6 +240,9 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	ws := d.workspace.ID
 	key := r.Key
+	if err := d.agentAbsent(ctx, acct, r.Name); err != nil {
+		return wire.Agent{}, err
+	}
 	tid := jam.New[jam.TemplateID](d.minter)
 	var rtc *store.TemplateConfig
 	if r.Runtime != nil {
@@ -273,6 +277,9 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 			desc = "jam agent " + r.Name
 		}
 		reg, err := user.RegisterAgent(ctx, r.Name, desc)
+		if taken(err) {
+			return wire.Agent{}, fmt.Errorf("%w: agent %s on Band (account %s); pick another name, or import it with --key", jam.ErrAlreadyExists, r.Name, acct.Profile)
+		}
 		if err != nil {
 			return wire.Agent{}, fmt.Errorf("register agent: %w", err)
 		}
@@ -318,6 +325,46 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	}
 	d.msg.feeds.start(ws, p, c)
 	return d.wireAgent(ctx, p)
+}
+
+// agentAbsent refuses, before anything is asked of Band, a new agent
+// whose name jam has recorded already under the account (by its peer
+// key or its name).
+func (d *daemon) agentAbsent(ctx context.Context, acct store.Account, name string) error {
+	if strings.TrimSpace(name) == "" {
+		return nil
+	}
+	peers, err := d.store.PeerList(ctx, d.workspace.ID)
+	if err != nil {
+		return err
+	}
+	scope := scopeOf(name)
+	for _, p := range peers {
+		if p.Key.Profile == acct.Profile && (p.Key.Scope == scope || strings.EqualFold(p.Name, name)) {
+			return fmt.Errorf("%w: agent %s (%s); pick another name", jam.ErrAlreadyExists, name, p.Key)
+		}
+	}
+	return nil
+}
+
+// taken reports whether Band refused a registration because the name is
+// in use (422, "has already been taken").
+func taken(err error) bool {
+	var be *band.Error
+	if !errors.As(err, &be) || be.Status != http.StatusUnprocessableEntity {
+		return false
+	}
+	if strings.Contains(be.Message, "has already been taken") {
+		return true
+	}
+	for _, ds := range be.Details {
+		for _, d := range ds {
+			if strings.Contains(d, "has already been taken") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // peer resolves what a user typed for an agent: "profile/scope", a scope,
@@ -444,6 +491,9 @@ func (d *daemon) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, er
 	if err != nil {
 		return wire.Binding{}, err
 	}
+	if err := d.roomExists(ctx, p, room); err != nil {
+		return wire.Binding{}, err
+	}
 	alias := r.Alias
 	if alias == "" {
 		alias = p.Key.Scope + "@" + string(room)[:8]
@@ -460,6 +510,28 @@ func (d *daemon) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, er
 	w := wireBinding(b)
 	w.Moved = moved
 	return w, nil
+}
+
+// roomExists asks Band, as the agent's account, whether a room exists:
+// a binding to a room that does not is refused (jam.ErrNotFound) rather
+// than kept for messages that never come.
+func (d *daemon) roomExists(ctx context.Context, p store.Peer, room jam.RoomID) error {
+	acct, err := d.msg.accountByID(ctx, p.WorkspaceID, p.AccountID)
+	if err != nil {
+		return err
+	}
+	c, err := d.msg.accountClient(acct)
+	if err != nil {
+		return err
+	}
+	_, err = c.ChatParticipants(ctx, string(room))
+	if errors.Is(err, jam.ErrNotFound) {
+		return fmt.Errorf("%w: no room %s", jam.ErrNotFound, room)
+	}
+	if err != nil {
+		return fmt.Errorf("room %s: %w", room, err)
+	}
+	return nil
 }
 
 func (d *daemon) Unbind(ctx context.Context, ref string) error {

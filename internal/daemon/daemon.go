@@ -164,12 +164,13 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return err
 	}
 	srv, err := api.New(api.Config{
-		SocketPath:   filepath.Join(d.cfg.DataDir, datadir.SocketFile),
-		HTTPAddr:     d.cfg.HTTPAddr,
-		TokenPath:    filepath.Join(d.cfg.DataDir, datadir.TokenFile),
-		Logger:       d.log,
-		UI:           ui,
-		HTTPFallback: d.cfg.HTTPAddr == config.DefaultHTTPAddr,
+		SocketPath: filepath.Join(d.cfg.DataDir, datadir.SocketFile),
+		HTTPAddr:   d.cfg.HTTPAddr,
+		TokenPath:  filepath.Join(d.cfg.DataDir, datadir.TokenFile),
+		Logger:     d.log,
+		UI:         ui,
+		// Only the default address: one given stops the start when taken.
+		HTTPFallback: !d.cfg.HTTPAddrSet && d.cfg.HTTPAddr == config.DefaultHTTPAddr,
 	}, d)
 	if err != nil {
 		return err

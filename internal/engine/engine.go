@@ -20,6 +20,7 @@ type Store interface {
 	SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]store.SpoolMoved, error)
 	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
 	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.QueueRow, error)
+	MessageSettled(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (bool, error)
 	QueueList(ctx context.Context, p store.QueueListParams) ([]store.QueueRow, error)
 	QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.QueueRoom, error)
 	QueueMark(ctx context.Context, p store.QueueMarkParams) error

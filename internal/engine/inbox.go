@@ -138,9 +138,15 @@ func (e *Engine) Wait(ctx context.Context, p InboxParams) (InboxPage, error) {
 
 // FindMessage returns the peer whose queue holds msg.
 func (e *Engine) FindMessage(ctx context.Context, ws jam.WorkspaceID, msg jam.PlatformMessageID) (jam.PeerKey, error) {
-	for _, p := range e.Peers(ws) {
+	peers := e.Peers(ws)
+	for _, p := range peers {
 		if _, err := e.cfg.Store.QueueGet(ctx, ws, p.Key, msg); err == nil {
 			return p.Key, nil
+		}
+	}
+	for _, p := range peers {
+		if settled, err := e.cfg.Store.MessageSettled(ctx, ws, p.Key, msg); err == nil && settled {
+			return jam.PeerKey{}, settledError(msg)
 		}
 	}
 	return jam.PeerKey{}, fmt.Errorf("%w: message %s is not queued for any agent", jam.ErrNotFound, msg)

@@ -42,10 +42,22 @@ func (e *Engine) row(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, m
 		return nil, store.QueueRow{}, err
 	}
 	row, err := e.cfg.Store.QueueGet(ctx, ws, key, msg)
+	if errors.Is(err, jam.ErrNotFound) {
+		if settled, serr := e.cfg.Store.MessageSettled(ctx, ws, key, msg); serr == nil && settled {
+			return nil, store.QueueRow{}, settledError(msg)
+		}
+	}
 	if err != nil {
 		return nil, store.QueueRow{}, fmt.Errorf("message %s: %w", msg, err)
 	}
 	return p, row, nil
+}
+
+// settledError is the answer to a reply or ack of a message that was
+// settled already: a conflict with the message's state, not a message
+// that does not exist.
+func settledError(msg jam.PlatformMessageID) error {
+	return fmt.Errorf("%w: message %s is settled already (it was replied to or acknowledged)", jam.ErrConflict, msg)
 }
 
 // settle marks a message processed on Band and only then removes the row.

@@ -96,6 +96,9 @@ type Messaging interface {
 	// QueueSettle removes a queued message after Band accepted its
 	// settlement and records the settled tombstone, in one transaction.
 	QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error
+	// MessageSettled reports whether msg was settled for the peer (its
+	// tombstone is kept, until retention prunes it).
+	MessageSettled(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (bool, error)
 	// QueuePruneUnrouted deletes unrouted rows older than before, then
 	// keeps only the newest keep rows per peer; it returns how many went.
 	QueuePruneUnrouted(ctx context.Context, before time.Time, keep int) (int, error)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -28,4 +29,17 @@ func isSettled(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, key jam.Peer
 	var n int
 	err := tx.QueryRowContext(ctx, settledCount, ws, key.Profile, key.Scope, msg).Scan(&n)
 	return n > 0, err
+}
+
+// MessageSettled implements [store.Messaging].
+func (s *Store) MessageSettled(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (bool, error) {
+	msg, err := validateMessageKey(ws, key, msg)
+	if err != nil {
+		return false, fmt.Errorf("message settled %s: %w", msg, err)
+	}
+	var n int
+	if err := s.reader.QueryRowContext(ctx, settledCount, ws, key.Profile, key.Scope, msg).Scan(&n); err != nil {
+		return false, fmt.Errorf("message settled %s: %w", msg, err)
+	}
+	return n > 0, nil
 }

@@ -448,6 +448,14 @@ func exerciseMessaging(t *testing.T, open func(t *testing.T) store.Store) {
 		queued := b.queue(t, b.ws, b.peer.Key, room)
 		settled := b.queue(t, b.ws, b.peer.Key, room)
 		require.NoError(t, b.st.QueueSettle(ctx, b.ws, b.peer.Key, settled.MessageID, epoch))
+		for id, want := range map[jam.PlatformMessageID]bool{settled.MessageID: true, queued.MessageID: false, spooled.MessageID: false} {
+			got, err := b.st.MessageSettled(ctx, b.ws, b.peer.Key, id)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "MessageSettled %s", id)
+		}
+		got, err := b.st.MessageSettled(ctx, b.other, b.peer.Key, settled.MessageID)
+		require.NoError(t, err)
+		require.False(t, got, "settled in one workspace only")
 
 		fresh := entry(b.ws, b.peer.Key, room)
 		again := func(id jam.PlatformMessageID) store.SpoolEntry {
