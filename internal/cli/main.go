@@ -37,6 +37,7 @@ func MainDaemon(ctx context.Context, args []string, io *IOStreams, deps Deps) in
 	cmd.Use = "jamd"
 	cmd.Short = "jamd runs the jam daemon in the foreground"
 	addVersionFlag(cmd, io)
+	plainBoolFlags(cmd)
 	return execute(ctx, "jamd", cmd, args, io)
 }
 
@@ -51,7 +52,13 @@ func execute(ctx context.Context, program string, cmd *cobra.Command, args []str
 		return &usageError{err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	argsAreUsage(cmd)
-	err := cmd.ExecuteContext(ctx)
+	ran, err := cmd.ExecuteContextC(ctx)
+	if err != nil && ctx.Err() != nil && ran != nil && ran.Name() != "up" && program == "jam" {
+		// A client command stopped by a signal (Ctrl-C during jam wait):
+		// the call it broke off is no news, the exit code says it all.
+		// The daemon's own errors at a stop are still printed.
+		return int(ExitInterrupted)
+	}
 	code := exitCodeOf(err)
 	if err != nil {
 		if _, quiet := err.(*exitError); !quiet || err.Error() != "" {
@@ -77,6 +84,25 @@ func argsAreUsage(cmd *cobra.Command) {
 	}
 }
 
+// boolNoOpt is how pflag writes a boolean flag's optional value in help
+// (--json[=true|false]); jam's help shows the flag alone (--json).
+const boolNoOpt = "[=true|false]"
+
+func init() {
+	cobra.AddTemplateFunc("plainBools", func(s string) string {
+		// The same width of spaces keeps the usage column aligned.
+		return strings.ReplaceAll(s, boolNoOpt, strings.Repeat(" ", len(boolNoOpt)))
+	})
+}
+
+// plainBoolFlags makes cmd's help, and its subcommands', show boolean
+// flags without pflag's "[=true|false]".
+func plainBoolFlags(cmd *cobra.Command) {
+	t := cmd.UsageTemplate()
+	t = strings.ReplaceAll(t, ".FlagUsages | trimTrailingWhitespaces", ".FlagUsages | plainBools | trimTrailingWhitespaces")
+	cmd.SetUsageTemplate(t)
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func newRootCmd(io *IOStreams, deps Deps) *cobra.Command {
@@ -94,6 +120,7 @@ directory.`,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	config.RegisterFlags(root.PersistentFlags(), "data_dir")
+	plainBoolFlags(root)
 	root.AddCommand(
 		newUpCmd(io, deps, nil),
 		newStatusCmd(io, deps, nil),

@@ -69,7 +69,11 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	}
 	if errors.Is(err, apiclient.ErrNotRunning) {
 		if opts.JSON {
-			if werr := printJSON(opts.IO, wire.Status{State: wire.StateStopped, DataDir: opts.DataDir}); werr != nil {
+			// The state alone: a stopped daemon has no version, store or
+			// start time to report, and zero values would read as ones.
+			if werr := printJSON(opts.IO, struct {
+				State string `json:"state"`
+			}{wire.StateStopped}); werr != nil {
 				return werr
 			}
 			return &exitError{code: ExitNotRunning}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHelp_boolFlagsPlain: every command's help (jam's and jamd's) shows
+// a boolean flag as --json, never pflag's --json[=true|false], and keeps
+// the flag's line.
+func TestHelp_boolFlagsPlain(t *testing.T) {
+	t.Parallel()
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
+		}
+	}
+	walk(newRootCmd(&IOStreams{}, Deps{}), nil)
+	require.Greater(t, len(paths), 20)
+	help := func(main func([]string, *IOStreams) int, args []string) string {
+		var out bytes.Buffer
+		code := main(append(args, "--help"), &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		require.Equal(t, 0, code, "%v: %s", args, out.String())
+		return out.String()
+	}
+	jam := func(args []string, io *IOStreams) int { return Main(t.Context(), args, io, Deps{}) }
+	jamd := func(args []string, io *IOStreams) int { return MainDaemon(t.Context(), args, io, Deps{}) }
+	for _, p := range paths {
+		out := help(jam, p)
+		require.NotContains(t, out, "[=true|false]", "jam %v", p)
+		require.Regexp(t, `(?m)^  -h, --help +help for `, out, "jam %v", p)
+	}
+	out := help(jamd, nil)
+	require.NotContains(t, out, "[=true|false]", "jamd")
+	require.Regexp(t, `(?m)^      --demo +also set up the demo agent`, out)
+}
