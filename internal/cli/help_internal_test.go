@@ -41,3 +41,33 @@ func TestHelp_boolFlagsPlain(t *testing.T) {
 	require.NotContains(t, out, "[=true|false]", "jamd")
 	require.Regexp(t, `(?m)^      --demo +also set up the demo agent`, out)
 }
+
+// TestJSON_everyDataCommand: every command that prints data takes
+// --json; the ones without print a confirmation line only, run a server
+// in the foreground, or are cobra's own.
+func TestJSON_everyDataCommand(t *testing.T) {
+	t.Parallel()
+	noData := map[string]bool{
+		"jam ack": true, "jam unbind": true, "jam room add": true, "jam turn cancel": true, // a confirmation line
+		"jam up": true, "jam hub": true, "jam demo-agent": true, // servers in the foreground
+		"jam help": true, "jam completion": true,
+	}
+	var lacking []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasSubCommands() {
+			for _, sub := range c.Commands() {
+				walk(sub)
+			}
+			return
+		}
+		if c.Flags().Lookup("json") == nil && !noData[c.CommandPath()] && !strings.HasPrefix(c.CommandPath(), "jam completion") {
+			lacking = append(lacking, c.CommandPath())
+		}
+	}
+	root := newRootCmd(&IOStreams{}, Deps{})
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	walk(root)
+	require.Empty(t, lacking, "commands that print data without --json")
+}

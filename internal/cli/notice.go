@@ -16,12 +16,13 @@ type NoticeOptions struct {
 	Room    string
 	Text    string
 	Agent   string
+	JSON    bool
 }
 
 func newNoticeCmd(io *IOStreams, deps Deps, runF func(context.Context, *NoticeOptions) error) *cobra.Command {
 	opts := &NoticeOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "notice ROOM TEXT [--agent A]",
+		Use:   "notice ROOM TEXT [--agent A] [--json]",
 		Short: "Queue a local notice for an agent; it never reaches Band",
 		Long: `Queue a local notice for an agent in a room, and print its id. The notice is
 delivered to the session bound to the room exactly like a message (jam inbox,
@@ -43,6 +44,7 @@ the text from stdin.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the agent to notify: peer key, scope, handle or name (default: the only agent)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the notice's id as JSON")
 	return cmd
 }
 
@@ -56,6 +58,9 @@ func runNotice(ctx context.Context, opts *NoticeOptions) error {
 	res, err := client.Notice(ctx, wire.NoticeRequest{Agent: opts.Agent, Room: opts.Room, Text: text})
 	if err != nil {
 		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, res)
 	}
 	fmt.Fprintln(opts.IO.Out, res.ID)
 	return nil

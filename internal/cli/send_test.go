@@ -91,6 +91,12 @@ func TestNotice(t *testing.T) {
 			wantStdout: "jam-notice:msg_01\n",
 		},
 		{
+			name:       "json",
+			backend:    notice(wire.NoticeRequest{Agent: "alice", Room: roomID, Text: "task 7 is yours"}),
+			inv:        invocation{args: []string{"notice", roomID, "task 7 is yours", "--agent", "alice", "--json"}},
+			wantStdout: "{\n  \"id\": \"jam-notice:msg_01\"\n}\n",
+		},
+		{
 			name:       "stdin",
 			backend:    notice(wire.NoticeRequest{Room: roomID, Text: "piped"}),
 			inv:        invocation{args: []string{"notice", roomID, "-"}, stdin: "piped\n"},
