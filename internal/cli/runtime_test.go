@@ -122,7 +122,7 @@ func TestOwnedRuntimeCommands(t *testing.T) {
 			backend:    backend{SessionsFunc: func(context.Context) ([]wire.Session, error) { return nil, nil }},
 			inv:        invocation{args: []string{"session", "show", "sess_9"}},
 			wantCode:   4,
-			wantStderr: "jam: not found: no session sess_9\n",
+			wantStderr: "jam: not found: no session \"sess_9\"\n",
 		},
 		{
 			name: "turn show",

@@ -130,14 +130,24 @@ func runSessionSend(ctx context.Context, opts *SessionSendOptions) error {
 	return nil
 }
 
-// findSession returns the session with id, or a not-found error.
+// findSession returns the session id names (the id or a unique prefix),
+// or a not-found error.
 func findSession(ctx context.Context, client *apiclient.Client, id string) (wire.Session, error) {
 	ss, err := client.Sessions(ctx)
 	if err != nil {
 		return wire.Session{}, err
 	}
+	cands := make([]jam.RefCandidate, 0, len(ss))
 	for _, s := range ss {
-		if s.ID == id {
+		cands = append(cands, jam.RefCandidate{ID: s.ID})
+	}
+	// The daemon's rules for a session reference: the id, or a prefix.
+	got, err := jam.PickRef("session", id, jam.WithPrefix(jam.SessionID("").Prefix(), id), cands)
+	if err != nil {
+		return wire.Session{}, err
+	}
+	for _, s := range ss {
+		if s.ID == got {
 			return s, nil
 		}
 	}

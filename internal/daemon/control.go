@@ -453,11 +453,16 @@ func (d *daemon) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire
 // the room is made first, with the room's overrides (refused before
 // anything is made or the agent is added when its placement cannot run
 // them).
-func (d *daemon) RoomAdd(ctx context.Context, room string, r wire.RoomAddRequest) error {
+func (d *daemon) RoomAdd(ctx context.Context, ref string, r wire.RoomAddRequest) error {
 	p, err := d.peer(ctx, r.Agent)
 	if err != nil {
 		return err
 	}
+	id, err := d.roomRef(ctx, "", ref)
+	if err != nil {
+		return err
+	}
+	room := string(id)
 	acct, err := d.msg.accountByID(ctx, p.WorkspaceID, p.AccountID)
 	if err != nil {
 		return err
@@ -487,7 +492,7 @@ func (d *daemon) Bind(ctx context.Context, r wire.BindRequest) (wire.Binding, er
 	if err != nil {
 		return wire.Binding{}, err
 	}
-	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	room, err := d.roomRef(ctx, "", r.Room)
 	if err != nil {
 		return wire.Binding{}, err
 	}
@@ -569,7 +574,7 @@ func (d *daemon) inboxParams(ctx context.Context, agent, room string, unrouted b
 		p.Peer = peer.Key
 	}
 	if room != "" {
-		r, err := jam.ParseUUID[jam.RoomID](room)
+		r, err := d.roomRef(ctx, "", room)
 		if err != nil {
 			return p, err
 		}
@@ -610,7 +615,7 @@ func (d *daemon) WaitInbox(ctx context.Context, r wire.WaitRequest) (wire.Inbox,
 
 // messagePeer finds the agent whose queue holds msg, or checks the named one.
 func (d *daemon) messagePeer(ctx context.Context, agent, msg string) (jam.PeerKey, jam.PlatformMessageID, error) {
-	id, err := jam.ParseMessageID(msg)
+	id, err := d.messageRef(ctx, msg)
 	if err != nil {
 		return jam.PeerKey{}, "", err
 	}
@@ -651,7 +656,7 @@ func (d *daemon) Send(ctx context.Context, r wire.SendRequest) (wire.SendResult,
 	if err != nil {
 		return wire.SendResult{}, err
 	}
-	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	room, err := d.roomRef(ctx, "", r.Room)
 	if err != nil {
 		return wire.SendResult{}, err
 	}
@@ -668,7 +673,7 @@ func (d *daemon) Notice(ctx context.Context, r wire.NoticeRequest) (wire.NoticeR
 	if err != nil {
 		return wire.NoticeResult{}, err
 	}
-	room, err := jam.ParseUUID[jam.RoomID](r.Room)
+	room, err := d.roomRef(ctx, "", r.Room)
 	if err != nil {
 		return wire.NoticeResult{}, err
 	}

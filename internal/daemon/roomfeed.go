@@ -367,7 +367,7 @@ func (d *daemon) RoomParticipants(ctx context.Context, room, account string) ([]
 
 // roomFeed resolves the account and the room of a room route.
 func (d *daemon) roomFeed(ctx context.Context, room, account string) (store.Account, *accountFeed, jam.RoomID, error) {
-	id, err := jam.ParseUUID[jam.RoomID](room)
+	id, err := d.roomRef(ctx, account, room)
 	if err != nil {
 		return store.Account{}, nil, "", err
 	}

@@ -52,7 +52,7 @@ func (d *daemon) Sessions(ctx context.Context) ([]wire.Session, error) {
 
 // Turns implements api.Runtime.
 func (d *daemon) Turns(ctx context.Context, session string) ([]wire.Turn, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (d *daemon) wireTurn(ctx context.Context, t store.Turn) (wire.Turn, error) 
 // Turn implements api.Runtime: one turn, with its session and its
 // executions (none for a turn recorded before executions were).
 func (d *daemon) Turn(ctx context.Context, turn string) (wire.Turn, error) {
-	id, err := jam.ParseID[jam.TurnID](turn)
+	id, err := d.turnRef(ctx, turn)
 	if err != nil {
 		return wire.Turn{}, err
 	}
@@ -129,7 +129,7 @@ func (d *daemon) Turn(ctx context.Context, turn string) (wire.Turn, error) {
 
 // SessionMessages implements api.Runtime. It reads the store only.
 func (d *daemon) SessionMessages(ctx context.Context, session string) ([]wire.SessionMessage, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (d *daemon) SessionMessages(ctx context.Context, session string) ([]wire.Se
 
 // SessionSend implements api.Runtime.
 func (d *daemon) SessionSend(ctx context.Context, session string, r wire.SessionSendRequest) (wire.SessionSendResult, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return wire.SessionSendResult{}, err
 	}
@@ -201,7 +201,7 @@ func currentTurn(turns []store.Turn) (store.Turn, bool) {
 
 // TurnOutput implements api.Runtime.
 func (d *daemon) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, error) {
-	id, err := jam.ParseID[jam.TurnID](turn)
+	id, err := d.turnRef(ctx, turn)
 	if err != nil {
 		return wire.TurnOutput{}, err
 	}
@@ -286,7 +286,7 @@ func (d *daemon) WorktreeRestore(ctx context.Context, session string) (wire.Work
 }
 
 func (d *daemon) worktreeOp(ctx context.Context, session string, op func(*runtime.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return wire.Worktree{}, err
 	}
@@ -330,7 +330,7 @@ func (d *daemon) AgentConfig(ctx context.Context, agent string, r wire.AgentConf
 
 // CancelTurn implements api.Runtime.
 func (d *daemon) CancelTurn(ctx context.Context, turn string) error {
-	id, err := jam.ParseID[jam.TurnID](turn)
+	id, err := d.turnRef(ctx, turn)
 	if err != nil {
 		return err
 	}

@@ -18,4 +18,8 @@
 // Every ID is a distinct named type, so passing a TurnID where a SessionID is
 // expected does not compile. An ID conveys type, never authorization: records
 // owned by a workspace are always looked up together with their [WorkspaceID].
+//
+// What a person types for one ([PickRef]) names it by the whole ID, a unique
+// prefix of it, or, for a room, its title; an ambiguous reference is
+// [ErrInvalid] naming a bounded number of candidates, and none [ErrNotFound].
 package jam
