@@ -71,3 +71,19 @@ func TestJSON_everyDataCommand(t *testing.T) {
 	walk(root)
 	require.Empty(t, lacking, "commands that print data without --json")
 }
+
+// TestUsageArgs: completion reads a command's positional placeholders
+// from its usage line, up to the first optional or flag part.
+func TestUsageArgs(t *testing.T) {
+	t.Parallel()
+	for use, want := range map[string][]string{
+		"show ROOM [--limit N] [--account P]": {"ROOM"},
+		"add ROOM AGENT [--repo PATH]":        {"ROOM", "AGENT"},
+		"config AGENT KEY=VALUE...":           {"AGENT", "KEY=VALUE"},
+		"bind ROOM --agent A [--alias X]":     {"ROOM"},
+		"list":                                nil,
+		"":                                    nil,
+	} {
+		require.Equal(t, want, usageArgs(use), use)
+	}
+}

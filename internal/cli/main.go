@@ -121,6 +121,7 @@ directory.`,
 	}
 	config.RegisterFlags(root.PersistentFlags(), "data_dir")
 	plainBoolFlags(root)
+	defer addCompletion(root, deps) // once every command is added
 	root.AddCommand(
 		newUpCmd(io, deps, nil),
 		newStatusCmd(io, deps, nil),
