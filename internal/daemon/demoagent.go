@@ -50,7 +50,8 @@ func (d *daemon) repairDemoAgents(ctx context.Context) error {
 			continue
 		}
 		c := t.Desired
-		c.Harness, c.Command = demoHarness.Name(), harness.BuiltinCommand(demoHarness.Name(), "")[1:]
+		k, _ := harness.KindOf(demoHarness.Name())
+		c.Harness, c.Command = k.Name, slices.Clone(k.Builtin) // as agentconf.Validate stores it
 		if _, err := d.store.TemplateConfigure(ctx, store.TemplateConfigureParams{WorkspaceID: d.workspace.ID, ID: t.ID, Desired: c,
 			Change: "harness=demo (the demo agent's stored command is gone)", At: time.Now()}); err != nil {
 			return fmt.Errorf("repair demo agent %s: %w", t.Peer, err)

@@ -63,8 +63,9 @@ type AgentAddRequest struct {
 // AgentRuntime is an owned agent's runtime configuration.
 type AgentRuntime struct {
 	// Harness is the harness kind (harness.Kinds: claude, codex, copilot,
-	// opencode, acp; "" is acp). Without Command a kind runs its CLI from
-	// jamd's PATH; acp needs a Command.
+	// opencode, acp, demo; "" is acp). Without Command a kind runs its CLI
+	// from jamd's PATH; acp needs a Command; demo, jam's demo agent, takes
+	// none (jamd runs its own executable; a read shows demo-agent).
 	Harness string `json:"harness"`
 	// Command is the agent's argv: for a named kind its CLI and the
 	// person's own options (the adapter adds its protocol arguments).
