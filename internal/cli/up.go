@@ -127,7 +127,8 @@ func setUpDemo(ctx context.Context, c *apiclient.Client, io *IOStreams) error {
 		}
 		room = r.ID
 	}
+	// A room is named by its title too, so the hint needs no id.
 	fmt.Fprintf(io.Out, "demo: agent @%s is in room %q (%s); write \"@%s hello\" there, in the web UI or with: jam room post %s \"@%s hello\"\n",
-		demoName, demoName, room, demoName, room, demoName)
+		demoName, demoName, room, demoName, demoName, demoName)
 	return nil
 }
