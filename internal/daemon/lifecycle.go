@@ -122,7 +122,7 @@ func (d *daemon) RoomLeave(ctx context.Context, room string, r wire.RoomLeaveReq
 	if err != nil {
 		return wire.RoomLeft{}, err
 	}
-	id, err := jam.ParseUUID[jam.RoomID](room)
+	id, err := d.roomRef(ctx, "", room)
 	if err != nil {
 		return wire.RoomLeft{}, err
 	}
@@ -166,7 +166,7 @@ func (d *daemon) RoomLeave(ctx context.Context, room string, r wire.RoomLeaveReq
 
 // SessionArchive implements api.Lifecycle (runtime.Manager.ArchiveSession).
 func (d *daemon) SessionArchive(ctx context.Context, session string) (wire.Session, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return wire.Session{}, err
 	}
@@ -188,7 +188,7 @@ func (d *daemon) SessionArchive(ctx context.Context, session string) (wire.Sessi
 // the new session. (To stop the agent answering in the room, jam room
 // leave.)
 func (d *daemon) SessionClose(ctx context.Context, session string) (wire.Session, error) {
-	id, err := jam.ParseID[jam.SessionID](session)
+	id, err := d.sessionRef(ctx, session)
 	if err != nil {
 		return wire.Session{}, err
 	}
@@ -234,7 +234,7 @@ func (d *daemon) wireSession(ctx context.Context, id jam.SessionID) (wire.Sessio
 
 // RetryTurn implements api.Lifecycle (runtime.Manager.Retry).
 func (d *daemon) RetryTurn(ctx context.Context, turn string) (wire.Turn, error) {
-	id, err := jam.ParseID[jam.TurnID](turn)
+	id, err := d.turnRef(ctx, turn)
 	if err != nil {
 		return wire.Turn{}, err
 	}
