@@ -1,0 +1,434 @@
+package harnessturn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jamhq/jam/bench/internal/measure"
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band"
+	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/demoagent"
+	"github.com/jamhq/jam/internal/executor/local"
+	"github.com/jamhq/jam/internal/fakemodel"
+	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/harness/acp"
+	"github.com/jamhq/jam/internal/harness/claude"
+	"github.com/jamhq/jam/internal/harness/codex"
+	"github.com/jamhq/jam/internal/jamtest"
+	"github.com/jamhq/jam/internal/realagent"
+)
+
+// Harnesses are the harnesses a run measures, in order: the demo agent
+// (no model, no CLI to install) first.
+var Harnesses = []string{"demo", "claude", "codex", "copilot", "opencode"}
+
+// DemoEnv, set to a state directory, makes the benchmark's own
+// executable serve the demo agent on its stdio (see RunDemoIfAsked).
+const DemoEnv = "JAM_BENCH_DEMO_AGENT"
+
+// RunDemoIfAsked serves the demo agent on stdio and exits, when the
+// environment asks for it; otherwise it returns at once. jambench's main
+// and this package's TestMain call it first.
+func RunDemoIfAsked() {
+	dir := os.Getenv(DemoEnv)
+	if dir == "" {
+		return
+	}
+	err := demoagent.Run(context.Background(), demoagent.Config{StateDir: dir}, os.Stdin, os.Stdout)
+	if err != nil && !errors.Is(err, io.EOF) {
+		fmt.Fprintln(os.Stderr, "demo agent:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Options configure a run.
+type Options struct {
+	// Harnesses to measure; default all of Harnesses. One whose CLI is
+	// not installed is skipped (Result.Skipped says why).
+	Harnesses []string
+	// Turns is how many measured turns each way takes; default 20.
+	Turns int
+	// Warm is how many turns each way takes first, unmeasured (the first
+	// starts the process); default 2.
+	Warm int
+	// Poll is how often the room is read while waiting for the reply;
+	// default 5 ms.
+	Poll time.Duration
+	// Dir holds the daemons' data directories; default the system's
+	// temporary directory. Keep it short (unix socket paths).
+	Dir string
+	// Log receives progress; nil discards it.
+	Log io.Writer
+	// Step bounds one turn and one process start; default 3 minutes.
+	Step time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if len(o.Harnesses) == 0 {
+		o.Harnesses = Harnesses
+	}
+	if o.Turns <= 0 {
+		o.Turns = 20
+	}
+	if o.Warm <= 0 {
+		o.Warm = 2
+	}
+	if o.Poll <= 0 {
+		o.Poll = 5 * time.Millisecond
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Step <= 0 {
+		o.Step = 3 * time.Minute
+	}
+	return o
+}
+
+// Figures are one way's turn times.
+type Figures struct {
+	Count int           `json:"count"`
+	P50   time.Duration `json:"p50_ns"`
+	P90   time.Duration `json:"p90_ns"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+func figures(lat []time.Duration) Figures {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	f := Figures{Count: len(s)}
+	if len(s) > 0 {
+		f.P50, f.P90, f.P99, f.Max = measure.Quantile(s, 0.5), measure.Quantile(s, 0.9), measure.Quantile(s, 0.99), s[len(s)-1]
+	}
+	return f
+}
+
+// Result is one harness's run.
+type Result struct {
+	Harness string `json:"harness"`
+	// Skipped, when set, says why the harness was not measured.
+	Skipped string `json:"skipped,omitempty"`
+	// Direct is the adapter driving the CLI with no daemon: from the
+	// prompt sent to the turn's end with its answer.
+	Direct Figures `json:"direct"`
+	// Reply is through jam: from the person's post until the agent's
+	// reply is in the room; Settled until the message shows processed
+	// for the agent.
+	Reply   Figures `json:"reply"`
+	Settled Figures `json:"settled"`
+	// FirstDirect and FirstReply are the first warm-up turn of each way,
+	// which includes the CLI's start (in jam, the lease's too).
+	FirstDirect time.Duration `json:"first_direct_ns"`
+	FirstReply  time.Duration `json:"first_reply_ns"`
+	// The raw turn times, in the order they were taken.
+	DirectTurns  []time.Duration `json:"direct_turns_ns"`
+	ReplyTurns   []time.Duration `json:"reply_turns_ns"`
+	SettledTurns []time.Duration `json:"settled_turns_ns"`
+}
+
+// Overhead is Reply's median and p99 over Direct's.
+func (r Result) Overhead() (p50, p99 time.Duration) {
+	return r.Reply.P50 - r.Direct.P50, r.Reply.P99 - r.Direct.P99
+}
+
+// Run measures each harness in turn.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	o = o.withDefaults()
+	var out []Result
+	for _, name := range o.Harnesses {
+		r, err := runOne(ctx, o, name)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// subject is one harness set up against the fake model: the same argv
+// and environment serve both ways.
+type subject struct {
+	h       harness.Harness
+	kind    string // the runtime's harness key; "" is acp
+	argv    []string
+	env     []string
+	secrets []string
+	// check says whether an answer is the echo of prompt.
+	check func(answer, prompt string) bool
+}
+
+func contains(answer, prompt string) bool { return strings.Contains(answer, prompt) }
+
+// prepare sets harness name up against model; errSkipped when its CLI is
+// not installed.
+func prepare(f *fixture, name string, model *fakemodel.Server) (s subject, err error) {
+	err = guard(func() {
+		switch name {
+		case "demo":
+			exe, err := os.Executable()
+			if err != nil {
+				f.Fatal(err)
+			}
+			s = subject{h: acp.Harness{}, argv: []string{exe}, env: []string{"PATH=" + os.Getenv("PATH"), DemoEnv + "=" + f.TempDir()}}
+		case "claude":
+			cl := realagent.NewClaude(f, model)
+			s = subject{h: claude.Harness{}, kind: claude.Name, argv: cl.Command(), env: cl.Env}
+		case "codex":
+			cx := realagent.NewCodex(f, model)
+			s = subject{h: codex.Harness{}, kind: codex.Name, argv: cx.Command(), env: cx.Env, secrets: []string{realagent.CodexKey}}
+		case "copilot":
+			cp := realagent.NewCopilot(f, model)
+			s = subject{h: acp.Copilot, kind: acp.Copilot.Name(), argv: cp.Command(), env: cp.Env}
+		case "opencode":
+			oc := realagent.NewOpenCode(f, model)
+			s = subject{h: acp.OpenCode, kind: acp.OpenCode.Name(), argv: oc.KindCommand(), env: oc.Env}
+		default:
+			f.Fatalf("unknown harness %q (have %s)", name, strings.Join(Harnesses, ", "))
+		}
+	})
+	s.check = contains
+	return s, err
+}
+
+func runOne(ctx context.Context, o Options, name string) (Result, error) {
+	res := Result{Harness: name}
+	f := &fixture{}
+	defer f.close()
+	model := fakemodel.New(fakemodel.Config{})
+	if err := model.Start(); err != nil {
+		return res, err
+	}
+	f.Cleanup(model.Stop)
+	s, err := prepare(f, name, model)
+	if errors.Is(err, errSkipped) {
+		res.Skipped = err.Error()
+		fmt.Fprintf(o.Log, "%-8s skipped: %v\n", name, err)
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	repo, err := gitRepo(f)
+	if err != nil {
+		return res, err
+	}
+	d, err := startDirect(ctx, o, s, repo)
+	if err != nil {
+		return res, fmt.Errorf("direct: %w", err)
+	}
+	defer d.stop()
+	j, err := startJam(ctx, o, s, repo)
+	if err != nil {
+		return res, fmt.Errorf("through jam: %w", err)
+	}
+	defer j.stop()
+
+	for i := range o.Warm + o.Turns {
+		prompt := fmt.Sprintf("turn %03d: say hello", i)
+		var dt, rt, st time.Duration
+		var derr, jerr error
+		// Alternate which way goes first, so that neither always follows
+		// the other's work.
+		if i%2 == 0 {
+			dt, derr = d.turn(ctx, o, prompt)
+			rt, st, jerr = j.turn(ctx, o, prompt)
+		} else {
+			rt, st, jerr = j.turn(ctx, o, prompt)
+			dt, derr = d.turn(ctx, o, prompt)
+		}
+		if err := errors.Join(derr, jerr); err != nil {
+			return res, fmt.Errorf("turn %d: %w", i, err)
+		}
+		switch {
+		case i == 0:
+			res.FirstDirect, res.FirstReply = dt, rt
+		case i >= o.Warm:
+			res.DirectTurns = append(res.DirectTurns, dt)
+			res.ReplyTurns = append(res.ReplyTurns, rt)
+			res.SettledTurns = append(res.SettledTurns, st)
+		}
+		fmt.Fprintf(o.Log, "%-8s turn %2d: direct %7.1f ms  through jam: reply %7.1f ms, settled %7.1f ms\n",
+			name, i, measure.Ms(dt), measure.Ms(rt), measure.Ms(st))
+	}
+	res.Direct, res.Reply, res.Settled = figures(res.DirectTurns), figures(res.ReplyTurns), figures(res.SettledTurns)
+	return res, errors.Join(d.stop(), j.stop())
+}
+
+// gitRepo makes a git repository with one commit, the direct way's
+// working directory and the owned agent's repository.
+func gitRepo(f *fixture) (string, error) {
+	dir := filepath.Join(f.TempDir(), "app")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("app\n"), 0o644); err != nil {
+		return "", err
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	return dir, nil
+}
+
+// direct is the adapter driving one long-lived process, no daemon.
+type direct struct {
+	p      harness.Process
+	thread harness.Thread
+	check  func(answer, prompt string) bool
+}
+
+func startDirect(ctx context.Context, o Options, s subject, repo string) (*direct, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Step)
+	defer cancel()
+	p, err := s.h.Launch(ctx, harness.LaunchSpec{Argv: s.argv, Executor: local.New(), Dir: repo, Env: s.env,
+		Secrets: s.secrets, Logger: slog.New(slog.DiscardHandler), HandshakeTimeout: o.Step, Policy: harness.PolicyAllow})
+	if err != nil {
+		return nil, err
+	}
+	thread, err := p.Open(ctx, repo)
+	if err != nil {
+		return nil, errors.Join(err, p.Stop(context.Background()))
+	}
+	return &direct{p: p, thread: thread, check: s.check}, nil
+}
+
+func (d *direct) turn(ctx context.Context, o Options, prompt string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Step)
+	defer cancel()
+	start := time.Now()
+	out, err := d.p.Prompt(ctx, d.thread, harness.Input{Text: prompt}, nil)
+	took := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("direct: %w", err)
+	}
+	if out.StopReason != harness.StopCompleted || !d.check(out.Text, prompt) {
+		return 0, fmt.Errorf("direct: turn ended %s with %q, not the echo of %q", out.Reason(), out.Text, prompt)
+	}
+	return took, nil
+}
+
+func (d *direct) stop() error {
+	if d.p == nil {
+		return nil
+	}
+	p := d.p
+	d.p = nil
+	return p.Stop(context.Background())
+}
+
+// jam is a daemon on its embedded hub with an owned agent of the harness
+// in one room.
+type jam struct {
+	d     *jamtest.Daemon
+	owner *band.Client
+	agent wire.Agent
+	room  string
+	seen  map[string]bool // the agent's messages already counted
+	check func(answer, prompt string) bool
+}
+
+func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, err error) {
+	dir, err := os.MkdirTemp(o.Dir, "jb-ht")
+	if err != nil {
+		return nil, err
+	}
+	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: dir})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	j := &jam{d: d, seen: map[string]bool{}, check: s.check}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, j.stop())
+		}
+	}()
+	if j.owner, err = d.Owner(); err != nil {
+		return nil, err
+	}
+	// The same command and environment as the direct way, on the local
+	// executor: what differs is jam alone (see the package doc).
+	rt := &wire.AgentRuntime{Harness: s.kind, Command: s.argv, Env: s.env, Permission: "allow", Sandbox: "local",
+		Repo: repo, HandshakeTimeout: o.Step.String()}
+	if j.agent, err = d.Client.AgentAdd(ctx, wire.AgentAddRequest{Name: "bench", Runtime: rt}); err != nil {
+		return nil, fmt.Errorf("add agent: %w", err)
+	}
+	room, err := d.Client.RoomCreate(ctx, wire.RoomCreateRequest{Title: "bench", Agents: []string{"bench"}})
+	if err != nil {
+		return nil, fmt.Errorf("create room: %w", err)
+	}
+	j.room = room.ID
+	return j, nil
+}
+
+// turn posts prompt to the agent and reads the room every o.Poll until
+// the agent's reply is there and the message is processed: the times
+// from the post to each.
+func (j *jam) turn(ctx context.Context, o Options, prompt string) (reply, settled time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Step)
+	defer cancel()
+	start := time.Now()
+	sent, err := j.owner.SendChatMessage(ctx, j.room, "@"+j.agent.Handle+" "+prompt, []protocol.Mention{{ID: j.agent.AgentID}})
+	if err != nil {
+		return 0, 0, fmt.Errorf("post: %w", err)
+	}
+	tick := time.NewTicker(o.Poll)
+	defer tick.Stop()
+	for {
+		page, err := j.owner.ChatMessages(ctx, j.room, "", 10)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read the room: %w", err)
+		}
+		now := time.Since(start)
+		for _, m := range page.Messages {
+			switch {
+			case m.SenderID == j.agent.AgentID && m.MessageType == protocol.MessageText && !j.seen[m.ID] && reply == 0:
+				j.seen[m.ID] = true
+				if !j.check(m.Content, prompt) {
+					return 0, 0, fmt.Errorf("reply %q is not the echo of %q", m.Content, prompt)
+				}
+				reply = now
+			case m.ID == sent.ID && settled == 0:
+				switch m.Metadata.DeliveryStatus[j.agent.AgentID].Status {
+				case "processed":
+					settled = now
+				case "failed":
+					return 0, 0, fmt.Errorf("message %s failed on the hub", sent.ID)
+				}
+			}
+		}
+		if reply > 0 && settled > 0 {
+			return reply, settled, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("no reply and settlement within %s (reply %v, settled %v)", o.Step, reply, settled)
+		case <-tick.C:
+		}
+	}
+}
+
+func (j *jam) stop() error {
+	if j.d == nil {
+		return nil
+	}
+	d := j.d
+	j.d = nil
+	return d.Stop()
+}

@@ -1,0 +1,80 @@
+package harnessturn
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/realagent"
+)
+
+// TestMain doubles as the demo agent and as realagent's network bridge
+// when a run re-executes the test binary.
+func TestMain(m *testing.M) {
+	realagent.RunBridgeIfAsked()
+	RunDemoIfAsked()
+	os.Exit(m.Run())
+}
+
+// TestRun_demo runs a few turns each way with the demo agent, which needs
+// no CLI: every turn is answered both ways, the reply before the
+// settlement, and the figures are taken over the measured turns only.
+func TestRun_demo(t *testing.T) {
+	var log strings.Builder
+	res, err := Run(t.Context(), Options{Harnesses: []string{"demo"}, Turns: 4, Warm: 1, Log: &log})
+	require.NoError(t, err, log.String())
+	require.Len(t, res, 1)
+	r := res[0]
+	require.Empty(t, r.Skipped)
+	require.Len(t, r.DirectTurns, 4)
+	require.Len(t, r.ReplyTurns, 4)
+	require.Equal(t, 4, r.Direct.Count)
+	for i := range r.ReplyTurns {
+		require.Positive(t, r.DirectTurns[i])
+		require.Positive(t, r.ReplyTurns[i])
+		require.LessOrEqual(t, r.ReplyTurns[i], r.SettledTurns[i]+Options{}.withDefaults().Poll, "turn %d", i)
+	}
+	require.Positive(t, r.FirstReply)
+	t.Log(log.String())
+}
+
+// TestRun_missingCLI: a harness whose CLI is not installed is skipped
+// with the reason, not failed.
+func TestRun_missingCLI(t *testing.T) {
+	t.Setenv(realagent.EnvClaude, "")
+	t.Setenv(realagent.EnvRequireClaude, "")
+	res, err := Run(t.Context(), Options{Harnesses: []string{"claude"}, Turns: 1})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.Contains(t, res[0].Skipped, realagent.EnvClaude)
+}
+
+// TestRun_unknownHarness is an error naming the known ones.
+func TestRun_unknownHarness(t *testing.T) {
+	_, err := Run(t.Context(), Options{Harnesses: []string{"emacs"}, Turns: 1})
+	require.ErrorContains(t, err, "unknown harness")
+	require.ErrorContains(t, err, "claude")
+}
+
+// BenchmarkHarnessTurn measures every installed harness (b.N is
+// ignored: each runs Options' default turns); the figures are reported
+// per harness as metrics.
+func BenchmarkHarnessTurn(b *testing.B) {
+	for range b.N {
+		res, err := Run(b.Context(), Options{})
+		require.NoError(b, err)
+		for _, r := range res {
+			if r.Skipped != "" {
+				b.Logf("%s: %s", r.Harness, r.Skipped)
+				continue
+			}
+			p50, p99 := r.Overhead()
+			b.ReportMetric(float64(r.Direct.P50.Microseconds())/1000, r.Harness+"-direct-p50-ms")
+			b.ReportMetric(float64(r.Reply.P50.Microseconds())/1000, r.Harness+"-jam-p50-ms")
+			b.ReportMetric(float64(p50.Microseconds())/1000, r.Harness+"-overhead-p50-ms")
+			b.ReportMetric(float64(p99.Microseconds())/1000, r.Harness+"-overhead-p99-ms")
+		}
+	}
+}
