@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jamhq/jam/bench/internal/measure"
@@ -62,9 +63,6 @@ type Options struct {
 	// Warm is how many turns each way takes first, unmeasured (the first
 	// starts the process); default 2.
 	Warm int
-	// Poll is how often the room is read while waiting for the reply;
-	// default 5 ms.
-	Poll time.Duration
 	// Dir holds the daemons' data directories; default the system's
 	// temporary directory. Keep it short (unix socket paths).
 	Dir string
@@ -72,6 +70,9 @@ type Options struct {
 	Log io.Writer
 	// Step bounds one turn and one process start; default 3 minutes.
 	Step time.Duration
+	// DaemonLog, when set, receives the daemons' log at debug level
+	// (timestamps of each step of a turn); it slows them a little.
+	DaemonLog io.Writer
 }
 
 func (o Options) withDefaults() Options {
@@ -83,9 +84,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Warm <= 0 {
 		o.Warm = 2
-	}
-	if o.Poll <= 0 {
-		o.Poll = 5 * time.Millisecond
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -333,7 +331,9 @@ func (d *direct) stop() error {
 }
 
 // jam is a daemon on its embedded hub with an owned agent of the harness
-// in one room.
+// in one room, watched by the person's own socket on the hub (as the web
+// UI of a person watches a room): the reply and the settlement are seen
+// when the hub pushes them, not by polling.
 type jam struct {
 	d     *jamtest.Daemon
 	owner *band.Client
@@ -341,6 +341,19 @@ type jam struct {
 	room  string
 	seen  map[string]bool // the agent's messages already counted
 	check func(answer, prompt string) bool
+
+	pushes     chan push // the room's message pushes, as they arrive
+	stopFeed   context.CancelFunc
+	feed       sync.WaitGroup
+	feedErr    error // set by the feed's goroutine, read after feed.Wait
+	feedUp     chan struct{}
+	feedUpOnce sync.Once
+}
+
+// push is one message the hub pushed, with when it arrived.
+type push struct {
+	at  time.Time
+	msg protocol.Message
 }
 
 func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, err error) {
@@ -348,12 +361,16 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 	if err != nil {
 		return nil, err
 	}
-	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: dir})
+	jo := jamtest.Options{DataDir: dir}
+	if o.DaemonLog != nil {
+		jo.Log, jo.LogLevel = o.DaemonLog, "debug"
+	}
+	d, err := jamtest.Start(ctx, jo)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	j := &jam{d: d, seen: map[string]bool{}, check: s.check}
+	j := &jam{d: d, seen: map[string]bool{}, check: s.check, pushes: make(chan push, 1024), feedUp: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, j.stop())
@@ -361,6 +378,10 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 	}()
 	if j.owner, err = d.Owner(); err != nil {
 		return nil, err
+	}
+	me, err := j.owner.Profile(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the person's profile: %w", err)
 	}
 	// The same command and environment as the direct way, on the local
 	// executor: what differs is jam alone (see the package doc).
@@ -374,61 +395,97 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 		return nil, fmt.Errorf("create room: %w", err)
 	}
 	j.room = room.ID
+	feed, err := band.NewHumanFeed(band.HumanFeedConfig{Client: j.owner, Logger: slog.New(slog.DiscardHandler)}, me.ID, j.onEvent)
+	if err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	j.stopFeed = cancel
+	j.feed.Go(func() { j.feedErr = feed.Run(fctx) })
+	select {
+	case <-j.feedUp:
+	case <-time.After(o.Step):
+		return nil, errors.New("the person's socket did not come up")
+	}
+	if err := feed.Pin(ctx, j.room); err != nil {
+		return nil, fmt.Errorf("watch the room: %w", err)
+	}
 	return j, nil
 }
 
-// turn posts prompt to the agent and reads the room every o.Poll until
-// the agent's reply is there and the message is processed: the times
-// from the post to each.
+// onEvent is the person's feed: it keeps the room's message pushes. A
+// push that finds the buffer full is dropped, which the turn's timeout
+// then shows (a turn reads them as they come, so it never fills).
+func (j *jam) onEvent(e band.HumanEvent) {
+	switch {
+	case e.Kind == band.HumanState && e.State == band.StateUp:
+		j.feedUpOnce.Do(func() { close(j.feedUp) })
+	case e.Kind == band.HumanUpsert && e.Room == j.room && e.Message != nil:
+		select {
+		case j.pushes <- push{at: time.Now(), msg: *e.Message}:
+		default:
+		}
+	}
+}
+
+// turn posts prompt to the agent and reads the room's pushes until the
+// agent's reply is there and the message is processed: the times from
+// the post to each.
 func (j *jam) turn(ctx context.Context, o Options, prompt string) (reply, settled time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Step)
 	defer cancel()
+	// What an earlier turn left (its own late pushes) is not this turn's.
+	for len(j.pushes) > 0 {
+		p := <-j.pushes
+		if p.msg.SenderID == j.agent.AgentID {
+			j.seen[p.msg.ID] = true
+		}
+	}
 	start := time.Now()
 	sent, err := j.owner.SendChatMessage(ctx, j.room, "@"+j.agent.Handle+" "+prompt, []protocol.Mention{{ID: j.agent.AgentID}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("post: %w", err)
 	}
-	tick := time.NewTicker(o.Poll)
-	defer tick.Stop()
-	for {
-		page, err := j.owner.ChatMessages(ctx, j.room, "", 10)
-		if err != nil {
-			return 0, 0, fmt.Errorf("read the room: %w", err)
-		}
-		now := time.Since(start)
-		for _, m := range page.Messages {
-			switch {
-			case m.SenderID == j.agent.AgentID && m.MessageType == protocol.MessageText && !j.seen[m.ID] && reply == 0:
-				j.seen[m.ID] = true
-				if !j.check(m.Content, prompt) {
-					return 0, 0, fmt.Errorf("reply %q is not the echo of %q", m.Content, prompt)
-				}
-				reply = now
-			case m.ID == sent.ID && settled == 0:
-				switch m.Metadata.DeliveryStatus[j.agent.AgentID].Status {
-				case "processed":
-					settled = now
-				case "failed":
-					return 0, 0, fmt.Errorf("message %s failed on the hub", sent.ID)
-				}
-			}
-		}
-		if reply > 0 && settled > 0 {
-			return reply, settled, nil
-		}
+	for reply == 0 || settled == 0 {
+		var p push
 		select {
 		case <-ctx.Done():
 			return 0, 0, fmt.Errorf("no reply and settlement within %s (reply %v, settled %v)", o.Step, reply, settled)
-		case <-tick.C:
+		case p = <-j.pushes:
+		}
+		m := p.msg
+		switch {
+		case m.SenderID == j.agent.AgentID && m.MessageType == protocol.MessageText && !j.seen[m.ID] && reply == 0:
+			j.seen[m.ID] = true
+			if !j.check(m.Content, prompt) {
+				return 0, 0, fmt.Errorf("reply %q is not the echo of %q", m.Content, prompt)
+			}
+			reply = p.at.Sub(start)
+		case m.ID == sent.ID && settled == 0:
+			switch m.Metadata.DeliveryStatus[j.agent.AgentID].Status {
+			case "processed":
+				settled = p.at.Sub(start)
+			case "failed":
+				return 0, 0, fmt.Errorf("message %s failed on the hub", sent.ID)
+			}
 		}
 	}
+	return reply, settled, nil
 }
 
 func (j *jam) stop() error {
 	if j.d == nil {
 		return nil
 	}
+	var ferr error
+	if j.stopFeed != nil {
+		j.stopFeed()
+		j.feed.Wait()
+		if j.feedErr != nil && !errors.Is(j.feedErr, context.Canceled) {
+			ferr = fmt.Errorf("the person's socket: %w", j.feedErr)
+		}
+	}
 	d := j.d
 	j.d = nil
-	return d.Stop()
+	return errors.Join(ferr, d.Stop())
 }
