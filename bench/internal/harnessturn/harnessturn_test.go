@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -99,4 +100,19 @@ func TestRun_one(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	require.Empty(t, res[0].Skipped)
+}
+
+func TestWriteTable(t *testing.T) {
+	r := Result{Harness: "claude", Direct: Figures{Count: 3, P50: 80 * time.Millisecond, P90: 90 * time.Millisecond, P99: 95 * time.Millisecond},
+		Reply:   Figures{Count: 3, P50: 230 * time.Millisecond, P90: 250 * time.Millisecond, P99: 300 * time.Millisecond},
+		Settled: Figures{Count: 3, P50: 240 * time.Millisecond, P99: 310 * time.Millisecond}}
+	var b strings.Builder
+	require.NoError(t, WriteTable(&b, []Result{r, {Harness: "codex", Skipped: "not installed: JAM_CODEX is not set"}}, true))
+	require.Contains(t, b.String(), "| claude | 3 | 80 | 90 | 95 | 230 | 250 | 300 | 240 | 310 | +150 | +205 | no |")
+	require.Contains(t, b.String(), "| codex | — | skipped: not installed: JAM_CODEX is not set |")
+	b.Reset()
+	r.Reply.P50 = 150 * time.Millisecond
+	require.NoError(t, WriteTable(&b, []Result{r}, false))
+	require.Contains(t, b.String(), "+70")
+	require.Contains(t, b.String(), "yes")
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/jamhq/jam/bench/internal/endtoend"
 	"github.com/jamhq/jam/bench/internal/fanout"
 	"github.com/jamhq/jam/bench/internal/footprint"
+	"github.com/jamhq/jam/bench/internal/harnessturn"
 	"github.com/jamhq/jam/bench/internal/ingest"
 	"github.com/jamhq/jam/bench/internal/measure"
 	"github.com/jamhq/jam/bench/internal/recovery"
+	"github.com/jamhq/jam/internal/realagent"
 )
 
 // Scenario names, as --only takes them, in the order they run.
-var scenarios = []string{"ingest", "endtoend", "footprint", "fanout", "recovery"}
+var scenarios = []string{"ingest", "endtoend", "footprint", "fanout", "recovery", "harness-turn"}
 
 // Sizes are the knobs of a run; defaults and --quick differ only here.
 type Sizes struct {
@@ -45,17 +47,25 @@ type Sizes struct {
 	RecoveryRooms     int `json:"recovery_rooms"`
 	RecoveryJamSample int `json:"recovery_jam_sample"`
 	RecoveryHubSample int `json:"recovery_hub_sample"`
+	// HarnessTurns is how many measured turns each harness takes each
+	// way; Harnesses are the harnesses measured (those whose CLI is not
+	// installed are skipped).
+	HarnessTurns int      `json:"harness_turns"`
+	Harnesses    []string `json:"harnesses"`
 }
 
 var (
 	defaultSizes = Sizes{IngestProducers: []int{1, 8, 64}, IngestDuration: 4 * time.Second, IngestRepeats: 3,
 		E2ERate: 20, E2EDuration: 10 * time.Second, E2EPosters: 16,
 		Agents: 50, Rooms: 500, Idle: 5 * time.Second, FanoutEvents: 50_000,
-		RecoveryMessages: 100_000, RecoveryRooms: 1_000, RecoveryJamSample: 5_000, RecoveryHubSample: 5_000}
+		RecoveryMessages: 100_000, RecoveryRooms: 1_000, RecoveryJamSample: 5_000, RecoveryHubSample: 5_000,
+		HarnessTurns: 20, Harnesses: harnessturn.Harnesses}
 	quickSizes = Sizes{IngestProducers: []int{1, 64}, IngestDuration: time.Second, IngestRepeats: 1,
 		E2ERate: 10, E2EDuration: 2 * time.Second, E2EPosters: 8,
 		Agents: 5, Rooms: 50, Idle: time.Second, FanoutEvents: 5_000,
-		RecoveryMessages: 2_000, RecoveryRooms: 50, RecoveryJamSample: 2_000, RecoveryHubSample: 2_000}
+		RecoveryMessages: 2_000, RecoveryRooms: 50, RecoveryJamSample: 2_000, RecoveryHubSample: 2_000,
+		// The demo agent alone: seconds, and no CLI to install.
+		HarnessTurns: 5, Harnesses: []string{"demo"}}
 )
 
 // Report is the JSON document of a run.
@@ -74,6 +84,10 @@ type Report struct {
 // asks for the footprint or the recovery child, it is that instead (see
 // packages footprint and recovery).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// The harness-turn scenario re-executes this binary as the demo agent
+	// and as the network bridge of an isolated CLI.
+	realagent.RunBridgeIfAsked()
+	harnessturn.RunDemoIfAsked()
 	if dir := os.Getenv(footprint.ChildEnv); dir != "" {
 		if err := footprint.Child(ctx, dir, os.Stdin, stdout); err != nil {
 			fmt.Fprintln(stderr, "jambench footprint child:", err)
@@ -95,6 +109,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", strings.Join(scenarios, ","), "comma-separated `scenarios` to run")
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
 	rate := fs.Float64("rate", 0, "offered load of the fixed-load end-to-end run, in msgs/s (default 20, or 10 with --quick)")
+	turns := fs.Int("turns", 0, "measured turns per harness and way of the harness-turn scenario (default 20, or 5 with --quick)")
+	harnesses := fs.String("harnesses", "", "comma-separated `harnesses` of the harness-turn scenario (default "+strings.Join(harnessturn.Harnesses, ",")+", or demo with --quick)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: jambench [flags]\n\nRuns jam's benchmarks beside their baselines and prints a table.\nScenarios: %s.\n\n", strings.Join(scenarios, ", "))
 		fs.PrintDefaults()
@@ -120,6 +136,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *rate > 0 {
 		sizes.E2ERate = *rate
 	}
+	if *turns > 0 {
+		sizes.HarnessTurns = *turns
+	}
+	if *harnesses != "" {
+		sizes.Harnesses = nil
+		for h := range strings.SplitSeq(*harnesses, ",") {
+			if h = strings.TrimSpace(h); !slices.Contains(harnessturn.Harnesses, h) {
+				fmt.Fprintf(stderr, "jambench: unknown harness %q (have %s)\n", h, strings.Join(harnessturn.Harnesses, ", "))
+				return 2
+			}
+			sizes.Harnesses = append(sizes.Harnesses, h)
+		}
+	}
 	rep, err := run(ctx, sizes, *quick, selected, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "jambench:", err)
@@ -130,6 +159,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if err := printTable(stdout, rep.Rows); err != nil {
 		fmt.Fprintln(stderr, "jambench:", err)
 		return 1
+	}
+	if ht, ok := rep.Details["harness-turn"].([]harnessturn.Result); ok {
+		fmt.Fprintln(stdout, "\nTurn time per harness (ms), through jam and the same CLI driven directly, interleaved:")
+		if err := harnessturn.WriteTable(stdout, ht, *markdown); err != nil {
+			fmt.Fprintln(stderr, "jambench:", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "\n%d CPUs (%s), kernel %s, %s; load average %s before, %s after; %.0f s\n",
 		rep.Machine.CPUs, rep.Machine.CPU, rep.Machine.Kernel, rep.Machine.Go, rep.Machine.LoadBefore, rep.Machine.LoadAfter, rep.Seconds)
@@ -162,7 +198,7 @@ func run(ctx context.Context, sizes Sizes, quick bool, selected map[string]bool,
 		fn   func(context.Context, Sizes, string, *Report, io.Writer) error
 	}{
 		{"ingest", runIngest}, {"endtoend", runEndToEnd}, {"footprint", runFootprint}, {"fanout", runFanout},
-		{"recovery", runRecovery},
+		{"recovery", runRecovery}, {"harness-turn", runHarnessTurn},
 	}
 	for _, s := range steps {
 		if !selected[s.name] {
@@ -342,5 +378,29 @@ func runRecovery(ctx context.Context, sizes Sizes, dir string, rep *Report, log 
 		row(scen, "time to all redelivered vs file spool", "s", r.Jam.All, r.File.All, "file spool", "lower"),
 		row(scen, "time to first delivery vs hub alone", "s", r.Jam.First, r.Hub.First, "hub alone", "lower"),
 		row(scen, "time to all redelivered vs hub alone", "s", r.Jam.All, r.Hub.All, "hub alone", "lower"))
+	return nil
+}
+
+func runHarnessTurn(ctx context.Context, sizes Sizes, dir string, rep *Report, log io.Writer) error {
+	res, err := harnessturn.Run(ctx, harnessturn.Options{Harnesses: sizes.Harnesses, Turns: sizes.HarnessTurns, Dir: dir, Log: log})
+	if err != nil {
+		return err
+	}
+	rep.Details["harness-turn"] = res
+	for _, r := range res {
+		if r.Skipped != "" {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("harness-turn: %s skipped: %s", r.Harness, r.Skipped))
+			continue
+		}
+		scen := fmt.Sprintf("turn through jam, %s, %d turns", r.Harness, r.Direct.Count)
+		p50, p99 := r.Overhead()
+		rep.Rows = append(rep.Rows,
+			row(scen, "post → reply p50 vs direct", "ms", measure.Ms(r.Reply.P50), measure.Ms(r.Direct.P50), "direct", "lower"),
+			row(scen, "post → reply p90 vs direct", "ms", measure.Ms(r.Reply.P90), measure.Ms(r.Direct.P90), "direct", "lower"),
+			row(scen, "post → reply p99 vs direct", "ms", measure.Ms(r.Reply.P99), measure.Ms(r.Direct.P99), "direct", "lower"),
+			row(scen, "post → settled p50 vs direct", "ms", measure.Ms(r.Settled.P50), measure.Ms(r.Direct.P50), "direct", "lower"),
+			row(scen, "overhead p50 vs target", "ms", measure.Ms(p50), measure.Ms(harnessturn.Target), "target", "lower"),
+			row(scen, "overhead p99", "ms", measure.Ms(p99), 0, "", "lower"))
+	}
 	return nil
 }

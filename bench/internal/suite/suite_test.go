@@ -13,14 +13,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jamhq/jam/bench/internal/footprint"
+	"github.com/jamhq/jam/bench/internal/harnessturn"
 	"github.com/jamhq/jam/bench/internal/ingest"
 	"github.com/jamhq/jam/bench/internal/measure"
 	"github.com/jamhq/jam/bench/internal/recovery"
+	"github.com/jamhq/jam/internal/realagent"
 )
 
 // TestMain doubles as the footprint child when a test re-executes the
 // binary.
 func TestMain(m *testing.M) {
+	realagent.RunBridgeIfAsked()
+	harnessturn.RunDemoIfAsked()
 	if os.Getenv(footprint.ChildEnv) != "" || os.Getenv(recovery.ChildEnv) != "" {
 		os.Exit(Main(context.Background(), nil, os.Stdout, os.Stderr))
 	}
@@ -53,6 +57,19 @@ func TestMain_quickFanout(t *testing.T) {
 	require.Len(t, rep.Rows, 4)
 	require.Positive(t, rep.Rows[0].Jam)
 	require.NotEmpty(t, rep.Machine.LoadBefore)
+}
+
+// TestMain_quickHarnessTurn runs the harness-turn scenario as --quick
+// does (the demo agent, no CLI) and checks its rows and its own table.
+func TestMain_quickHarnessTurn(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, Main(t.Context(), []string{"--quick", "--only", "harness-turn", "--turns", "3"}, &out, &errb), errb.String())
+	require.Contains(t, out.String(), "turn through jam, demo, 3 turns")
+	require.Contains(t, out.String(), "overhead p50 vs target (ms)")
+	require.Contains(t, out.String(), "first turn jam")
+	require.Equal(t, 2, Main(t.Context(), []string{"--harnesses", "emacs"}, &out, &errb))
+	require.Contains(t, errb.String(), `unknown harness "emacs"`)
 }
 
 func TestTable(t *testing.T) {
