@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/bench/internal/measure"
+	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
@@ -130,10 +131,36 @@ type Result struct {
 	// which includes the CLI's start (in jam, the lease's too).
 	FirstDirect time.Duration `json:"first_direct_ns"`
 	FirstReply  time.Duration `json:"first_reply_ns"`
+	// Phases split the measured turns through jam by the daemon's own
+	// event stream (see Phases), median of each.
+	Phases []Phase `json:"phases"`
 	// The raw turn times, in the order they were taken.
 	DirectTurns  []time.Duration `json:"direct_turns_ns"`
 	ReplyTurns   []time.Duration `json:"reply_turns_ns"`
 	SettledTurns []time.Duration `json:"settled_turns_ns"`
+}
+
+// Phase is one step of a turn through jam: the median time from one
+// point to the next, over the measured turns.
+type Phase struct {
+	Name   string        `json:"name"`
+	Median time.Duration `json:"median_ns"`
+	// Turns is how many turns had both points in the event stream.
+	Turns int `json:"turns"`
+}
+
+// phasePoints are the points of a turn through jam, in order: the post
+// and the reply seen on the person's socket (taken by the benchmark), and
+// between and after them jamd's events for the message (their times are
+// jamd's own, taken as each was published). Each Phase runs from one
+// point to the next.
+var phasePoints = []struct{ kind, phase string }{
+	{"post", ""},
+	{"message.spooled", "post → spooled"},
+	{"message.delivered", "spooled → delivered"},
+	{"turn.running", "delivered → turn running"},
+	{"seen", "turn running → reply seen"},
+	{"message.settled", "reply seen → settled"},
 }
 
 // Overhead is Reply's median and p99 over Direct's.
@@ -240,11 +267,11 @@ func runOne(ctx context.Context, o Options, name string) (Result, error) {
 		// Alternate which way goes first, so that neither always follows
 		// the other's work.
 		if i%2 == 0 {
-			dt, derr = d.turn(ctx, o, prompt)
+			dt, derr = d.turn(ctx, o, j.promptText(prompt), prompt)
 			rt, st, jerr = j.turn(ctx, o, prompt)
 		} else {
 			rt, st, jerr = j.turn(ctx, o, prompt)
-			dt, derr = d.turn(ctx, o, prompt)
+			dt, derr = d.turn(ctx, o, j.promptText(prompt), prompt)
 		}
 		if err := errors.Join(derr, jerr); err != nil {
 			return res, fmt.Errorf("turn %d: %w", i, err)
@@ -261,6 +288,7 @@ func runOne(ctx context.Context, o Options, name string) (Result, error) {
 			name, i, measure.Ms(dt), measure.Ms(rt), measure.Ms(st))
 	}
 	res.Direct, res.Reply, res.Settled = figures(res.DirectTurns), figures(res.ReplyTurns), figures(res.SettledTurns)
+	res.Phases = j.phases(o.Warm)
 	return res, errors.Join(d.stop(), j.stop())
 }
 
@@ -306,11 +334,12 @@ func startDirect(ctx context.Context, o Options, s subject, repo string) (*direc
 	return &direct{p: p, thread: thread, check: s.check}, nil
 }
 
-func (d *direct) turn(ctx context.Context, o Options, prompt string) (time.Duration, error) {
+// turn gives the CLI text, the prompt as jam gives it (see promptText).
+func (d *direct) turn(ctx context.Context, o Options, text, prompt string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Step)
 	defer cancel()
 	start := time.Now()
-	out, err := d.p.Prompt(ctx, d.thread, harness.Input{Text: prompt}, nil)
+	out, err := d.p.Prompt(ctx, d.thread, harness.Input{Text: text}, nil)
 	took := time.Since(start)
 	if err != nil {
 		return 0, fmt.Errorf("direct: %w", err)
@@ -341,6 +370,9 @@ type jam struct {
 	room  string
 	seen  map[string]bool // the agent's messages already counted
 	check func(answer, prompt string) bool
+	// sender is the person's name as the hub shows it on their posts,
+	// which jam's prompt to the agent names.
+	sender string
 
 	pushes     chan push // the room's message pushes, as they arrive
 	stopFeed   context.CancelFunc
@@ -348,6 +380,12 @@ type jam struct {
 	feedErr    error // set by the feed's goroutine, read after feed.Wait
 	feedUp     chan struct{}
 	feedUpOnce sync.Once
+
+	events    *apiclient.EventStream
+	eventsRun sync.WaitGroup
+	mu        sync.Mutex
+	points    map[string]map[string]time.Time // guarded by mu: by message, the first time of each point
+	turns     []string                        // the turns' messages, in order
 }
 
 // push is one message the hub pushed, with when it arrived.
@@ -370,7 +408,8 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	j := &jam{d: d, seen: map[string]bool{}, check: s.check, pushes: make(chan push, 1024), feedUp: make(chan struct{})}
+	j := &jam{d: d, seen: map[string]bool{}, check: s.check, pushes: make(chan push, 1024), feedUp: make(chan struct{}),
+		points: map[string]map[string]time.Time{}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, j.stop())
@@ -383,6 +422,7 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 	if err != nil {
 		return nil, fmt.Errorf("the person's profile: %w", err)
 	}
+	j.sender = me.Handle // until a post of theirs shows the name
 	// The same command and environment as the direct way, on the local
 	// executor: what differs is jam alone (see the package doc).
 	rt := &wire.AgentRuntime{Harness: s.kind, Command: s.argv, Env: s.env, Permission: "allow", Sandbox: "local",
@@ -410,7 +450,58 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 	if err := feed.Pin(ctx, j.room); err != nil {
 		return nil, fmt.Errorf("watch the room: %w", err)
 	}
+	if j.events, err = d.Client.Events(fctx, wire.EventsRequest{After: wire.EventsLive}); err != nil {
+		return nil, fmt.Errorf("jamd's events: %w", err)
+	}
+	j.eventsRun.Go(j.readEvents)
 	return j, nil
+}
+
+// readEvents keeps the first time of each of a message's points, until
+// the stream ends.
+func (j *jam) readEvents() {
+	for {
+		ev, err := j.events.Next()
+		if err != nil {
+			return
+		}
+		if ev.MessageID != "" {
+			j.point(ev.MessageID, ev.Kind, ev.At)
+		}
+	}
+}
+
+func (j *jam) point(msg, kind string, at time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	m := j.points[msg]
+	if m == nil {
+		m = map[string]time.Time{}
+		j.points[msg] = m
+	}
+	if _, ok := m[kind]; !ok {
+		m[kind] = at
+	}
+}
+
+// phases are the medians of each phase over the turns after the first
+// warm.
+func (j *jam) phases(warm int) []Phase {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []Phase
+	for i := 1; i < len(phasePoints); i++ {
+		var ds []time.Duration
+		for _, msg := range j.turns[min(warm, len(j.turns)):] {
+			from, ok1 := j.points[msg][phasePoints[i-1].kind]
+			to, ok2 := j.points[msg][phasePoints[i].kind]
+			if ok1 && ok2 {
+				ds = append(ds, to.Sub(from))
+			}
+		}
+		out = append(out, Phase{Name: phasePoints[i].phase, Median: figures(ds).P50, Turns: len(ds)})
+	}
+	return out
 }
 
 // onEvent is the person's feed: it keeps the room's message pushes. A
@@ -426,6 +517,13 @@ func (j *jam) onEvent(e band.HumanEvent) {
 		default:
 		}
 	}
+}
+
+// promptText is the text jam gives the CLI for the person's post of
+// prompt (runtime's prompt: the sender, then the message as posted), so
+// that both ways give the CLI the same input.
+func (j *jam) promptText(prompt string) string {
+	return fmt.Sprintf("%s wrote in the room:\n@%s %s", j.sender, j.agent.Handle, prompt)
 }
 
 // turn posts prompt to the agent and reads the room's pushes until the
@@ -446,6 +544,8 @@ func (j *jam) turn(ctx context.Context, o Options, prompt string) (reply, settle
 	if err != nil {
 		return 0, 0, fmt.Errorf("post: %w", err)
 	}
+	j.point(sent.ID, "post", start)
+	j.turns = append(j.turns, sent.ID)
 	for reply == 0 || settled == 0 {
 		var p push
 		select {
@@ -461,7 +561,11 @@ func (j *jam) turn(ctx context.Context, o Options, prompt string) (reply, settle
 				return 0, 0, fmt.Errorf("reply %q is not the echo of %q", m.Content, prompt)
 			}
 			reply = p.at.Sub(start)
+			j.point(sent.ID, "seen", p.at)
 		case m.ID == sent.ID && settled == 0:
+			if m.SenderName != "" {
+				j.sender = m.SenderName
+			}
 			switch m.Metadata.DeliveryStatus[j.agent.AgentID].Status {
 			case "processed":
 				settled = p.at.Sub(start)
@@ -480,6 +584,10 @@ func (j *jam) stop() error {
 	var ferr error
 	if j.stopFeed != nil {
 		j.stopFeed()
+		if j.events != nil {
+			j.events.Close()
+			j.eventsRun.Wait()
+		}
 		j.feed.Wait()
 		if j.feedErr != nil && !errors.Is(j.feedErr, context.Canceled) {
 			ferr = fmt.Errorf("the person's socket: %w", j.feedErr)

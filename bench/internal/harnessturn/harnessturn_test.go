@@ -2,6 +2,7 @@ package harnessturn
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,9 @@ func TestRun_one(t *testing.T) {
 	}
 	var log strings.Builder
 	o := Options{Harnesses: []string{name}, Turns: 3, Warm: 1, Log: &log}
+	if n, err := strconv.Atoi(os.Getenv("JAM_BENCH_TURNS")); err == nil {
+		o.Turns = n
+	}
 	if path := os.Getenv("JAM_BENCH_DAEMON_LOG"); path != "" {
 		f, err := os.Create(path)
 		require.NoError(t, err)

@@ -62,3 +62,47 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// WritePhases writes, per harness, the median of each phase of a turn
+// through jam (from jamd's event stream), beside the direct way's median
+// turn: "turn running → reply seen" holds the CLI's own turn.
+func WritePhases(w io.Writer, results []Result, markdown bool) error {
+	var names []string
+	for _, r := range results {
+		if len(r.Phases) > 0 {
+			for _, p := range r.Phases {
+				names = append(names, p.Name)
+			}
+			break
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	head := append(append([]string{"harness"}, names...), "direct turn p50", "jam reply p50")
+	var lines [][]string
+	for _, r := range results {
+		if r.Skipped != "" || len(r.Phases) != len(names) {
+			continue
+		}
+		l := []string{r.Harness}
+		for _, p := range r.Phases {
+			l = append(l, ms(p.Median))
+		}
+		lines = append(lines, append(l, ms(r.Direct.P50), ms(r.Reply.P50)))
+	}
+	if markdown {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+		fmt.Fprintf(w, "|---|%s\n", strings.Repeat("---:|", len(head)-1))
+		for _, l := range lines {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(l, " | "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
+	for _, l := range lines {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(l, "\t"))
+	}
+	return tw.Flush()
+}

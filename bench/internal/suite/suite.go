@@ -166,6 +166,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "jambench:", err)
 			return 1
 		}
+		fmt.Fprintln(stdout, "\nWhere a turn through jam spends its time (ms, medians; jamd's event times):")
+		if err := harnessturn.WritePhases(stdout, ht, *markdown); err != nil {
+			fmt.Fprintln(stderr, "jambench:", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "\n%d CPUs (%s), kernel %s, %s; load average %s before, %s after; %.0f s\n",
 		rep.Machine.CPUs, rep.Machine.CPU, rep.Machine.Kernel, rep.Machine.Go, rep.Machine.LoadBefore, rep.Machine.LoadAfter, rep.Seconds)
