@@ -59,7 +59,7 @@ type Options struct {
 	// Harnesses to measure; default all of Harnesses. One whose CLI is
 	// not installed is skipped (Result.Skipped says why).
 	Harnesses []string
-	// Turns is how many measured turns each way takes; default 20.
+	// Turns is how many measured turns each way takes; default 30.
 	Turns int
 	// Warm is how many turns each way takes first, unmeasured (the first
 	// starts the process); default 2.
@@ -81,7 +81,7 @@ func (o Options) withDefaults() Options {
 		o.Harnesses = Harnesses
 	}
 	if o.Turns <= 0 {
-		o.Turns = 20
+		o.Turns = 30
 	}
 	if o.Warm <= 0 {
 		o.Warm = 2

@@ -59,7 +59,7 @@ var (
 		E2ERate: 20, E2EDuration: 10 * time.Second, E2EPosters: 16,
 		Agents: 50, Rooms: 500, Idle: 5 * time.Second, FanoutEvents: 50_000,
 		RecoveryMessages: 100_000, RecoveryRooms: 1_000, RecoveryJamSample: 5_000, RecoveryHubSample: 5_000,
-		HarnessTurns: 20, Harnesses: harnessturn.Harnesses}
+		HarnessTurns: 30, Harnesses: harnessturn.Harnesses}
 	quickSizes = Sizes{IngestProducers: []int{1, 64}, IngestDuration: time.Second, IngestRepeats: 1,
 		E2ERate: 10, E2EDuration: 2 * time.Second, E2EPosters: 8,
 		Agents: 5, Rooms: 50, Idle: time.Second, FanoutEvents: 5_000,
@@ -109,7 +109,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", strings.Join(scenarios, ","), "comma-separated `scenarios` to run")
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
 	rate := fs.Float64("rate", 0, "offered load of the fixed-load end-to-end run, in msgs/s (default 20, or 10 with --quick)")
-	turns := fs.Int("turns", 0, "measured turns per harness and way of the harness-turn scenario (default 20, or 5 with --quick)")
+	turns := fs.Int("turns", 0, "measured turns per harness and way of the harness-turn scenario (default 30, or 5 with --quick)")
 	harnesses := fs.String("harnesses", "", "comma-separated `harnesses` of the harness-turn scenario (default "+strings.Join(harnessturn.Harnesses, ",")+", or demo with --quick)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: jambench [flags]\n\nRuns jam's benchmarks beside their baselines and prints a table.\nScenarios: %s.\n\n", strings.Join(scenarios, ", "))
