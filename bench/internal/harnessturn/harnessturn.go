@@ -69,6 +69,13 @@ type Options struct {
 	Dir string
 	// Log receives progress; nil discards it.
 	Log io.Writer
+	// Gap is the pause before each turn, either way; default 250 ms. A
+	// CLI keeps working for a while after its turn has ended (Claude Code
+	// writes its transcript, among other things): without the pause that
+	// work falls into the next turn, the other way's, and on two cores
+	// it skews the comparison (it cost jam's Claude turns about 100 ms
+	// at the median; each way alone, the overhead was 35-40 ms).
+	Gap time.Duration
 	// Step bounds one turn and one process start; default 3 minutes.
 	Step time.Duration
 	// DaemonLog, when set, receives the daemons' log at debug level
@@ -91,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Step <= 0 {
 		o.Step = 3 * time.Minute
+	}
+	if o.Gap <= 0 {
+		o.Gap = 250 * time.Millisecond
 	}
 	return o
 }
@@ -266,12 +276,22 @@ func runOne(ctx context.Context, o Options, name string) (Result, error) {
 		var derr, jerr error
 		// Alternate which way goes first, so that neither always follows
 		// the other's work.
+		directTurn := func() {
+			if derr = pause(ctx, o.Gap); derr == nil {
+				dt, derr = d.turn(ctx, o, j.promptText(prompt), prompt)
+			}
+		}
+		jamTurn := func() {
+			if jerr = pause(ctx, o.Gap); jerr == nil {
+				rt, st, jerr = j.turn(ctx, o, prompt)
+			}
+		}
 		if i%2 == 0 {
-			dt, derr = d.turn(ctx, o, j.promptText(prompt), prompt)
-			rt, st, jerr = j.turn(ctx, o, prompt)
+			directTurn()
+			jamTurn()
 		} else {
-			rt, st, jerr = j.turn(ctx, o, prompt)
-			dt, derr = d.turn(ctx, o, j.promptText(prompt), prompt)
+			jamTurn()
+			directTurn()
 		}
 		if err := errors.Join(derr, jerr); err != nil {
 			return res, fmt.Errorf("turn %d: %w", i, err)
@@ -290,6 +310,18 @@ func runOne(ctx context.Context, o Options, name string) (Result, error) {
 	res.Direct, res.Reply, res.Settled = figures(res.DirectTurns), figures(res.ReplyTurns), figures(res.SettledTurns)
 	res.Phases = j.phases(o.Warm)
 	return res, errors.Join(d.stop(), j.stop())
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // gitRepo makes a git repository with one commit, the direct way's
