@@ -417,6 +417,7 @@ type jam struct {
 	eventsRun sync.WaitGroup
 	mu        sync.Mutex
 	points    map[string]map[string]time.Time // guarded by mu: by message, the first time of each point
+	pointed   chan struct{}                   // a point was added
 	turns     []string                        // the turns' messages, in order
 }
 
@@ -441,7 +442,7 @@ func startJam(ctx context.Context, o Options, s subject, repo string) (_ *jam, e
 		return nil, err
 	}
 	j := &jam{d: d, seen: map[string]bool{}, check: s.check, pushes: make(chan push, 1024), feedUp: make(chan struct{}),
-		points: map[string]map[string]time.Time{}}
+		points: map[string]map[string]time.Time{}, pointed: make(chan struct{}, 1)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, j.stop())
@@ -513,12 +514,44 @@ func (j *jam) point(msg, kind string, at time.Time) {
 	}
 	if _, ok := m[kind]; !ok {
 		m[kind] = at
+		select {
+		case j.pointed <- struct{}{}:
+		default:
+		}
 	}
 }
 
+// complete says whether the last turn has all its points: jamd's events
+// reach the stream after the hub's pushes, so the last ones may still be
+// on their way when the turns are done.
+func (j *jam) complete() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.turns) == 0 {
+		return true
+	}
+	last := j.points[j.turns[len(j.turns)-1]]
+	for _, p := range phasePoints {
+		if _, ok := last[p.kind]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // phases are the medians of each phase over the turns after the first
-// warm.
+// warm, once the last turn's events are in (or after a few seconds).
 func (j *jam) phases(warm int) []Phase {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for !j.complete() {
+		select {
+		case <-j.pointed:
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []Phase

@@ -1,6 +1,7 @@
 package harnessturn
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -39,6 +40,11 @@ func TestRun_demo(t *testing.T) {
 		require.LessOrEqual(t, r.ReplyTurns[i], r.SettledTurns[i], "turn %d", i)
 	}
 	require.Positive(t, r.FirstReply)
+	// Every measured turn has every point in jamd's event stream.
+	require.Len(t, r.Phases, len(phasePoints)-1)
+	for _, p := range r.Phases {
+		require.Equal(t, 4, p.Turns, p.Name)
+	}
 	t.Log(log.String())
 }
 
@@ -119,4 +125,27 @@ func TestWriteTable(t *testing.T) {
 	require.NoError(t, WriteTable(&b, []Result{r}, false))
 	require.Contains(t, b.String(), "+70")
 	require.Contains(t, b.String(), "yes")
+}
+
+// TestGuard: the fixture's Skip and Fatal end the guarded function as an
+// errSkipped and as an error, its Cleanup runs last first, and any other
+// panic passes through.
+func TestGuard(t *testing.T) {
+	f := &fixture{}
+	var order []int
+	f.Cleanup(func() { order = append(order, 1) })
+	f.Cleanup(func() { order = append(order, 2) })
+	err := guard(func() { f.Skipf("no %s", "cli"); t.Fatal("not reached") })
+	require.ErrorIs(t, err, errSkipped)
+	require.ErrorContains(t, err, "no cli")
+	err = guard(func() { f.Fatalf("bad %d", 1) })
+	require.EqualError(t, err, "bad 1")
+	require.False(t, errors.Is(err, errSkipped))
+	require.NoError(t, guard(func() {}))
+	require.PanicsWithValue(t, "other", func() { _ = guard(func() { panic("other") }) })
+	dir := f.TempDir()
+	require.DirExists(t, dir)
+	f.close()
+	require.Equal(t, []int{2, 1}, order[:2])
+	require.NoDirExists(t, dir)
 }
