@@ -60,7 +60,7 @@ var layers = map[string]layer{
 	"internal/spool":               domain,
 	"internal/engine":              domain,
 	"internal/working":             domain,
-	"internal/runtime":             domain,
+	"internal/session":             domain,
 	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,

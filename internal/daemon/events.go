@@ -12,7 +12,7 @@ import (
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/runtime"
+	"github.com/jamhq/jam/internal/session"
 )
 
 // peerLogDir is where the broker writes one log per peer, under the data
@@ -146,14 +146,14 @@ type turnUpdateData struct {
 // turnObserver publishes the runtime's turns as events.
 type turnObserver struct{ d *daemon }
 
-func (o turnObserver) TurnMoved(ev runtime.TurnEvent) {
+func (o turnObserver) TurnMoved(ev session.TurnEvent) {
 	t := ev.Turn
 	o.d.publish(events.Event{Kind: kindTurnPrefix + string(t.State), Peer: ev.Peer, Room: ev.Room, MessageID: t.SourceMessageID,
 		Data: encodeData(turnEventData{Turn: t.ID, Session: t.SessionID, TurnSeq: t.Seq, State: string(t.State), From: string(ev.From),
 			Reason: t.Reason, Detail: t.Detail, LeaseGeneration: t.LeaseGeneration})})
 }
 
-func (o turnObserver) TurnOutput(ev runtime.OutputEvent) {
+func (o turnObserver) TurnOutput(ev session.OutputEvent) {
 	o.d.publish(events.Event{Kind: kindTurnUpdate, Peer: ev.Peer, Room: ev.Room, MessageID: ev.Turn.SourceMessageID,
 		Data: encodeData(turnUpdateData{Turn: ev.Turn.ID, Session: ev.Turn.SessionID, Batch: ev.Batch, Updates: wireUpdates(ev.Updates)})})
 }

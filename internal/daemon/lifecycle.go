@@ -86,7 +86,7 @@ func (d *daemon) AgentRemove(ctx context.Context, agent string, r wire.AgentRemo
 }
 
 // AgentRestart implements api.Lifecycle: the owned agent's live processes
-// are replaced at the next turn boundary (runtime.Manager.Restart).
+// are replaced at the next turn boundary (session.Manager.Restart).
 func (d *daemon) AgentRestart(ctx context.Context, agent string) (wire.AgentRestarted, error) {
 	p, err := d.peer(ctx, agent)
 	if err != nil {
@@ -164,7 +164,7 @@ func (d *daemon) RoomLeave(ctx context.Context, room string, r wire.RoomLeaveReq
 	return out, nil
 }
 
-// SessionArchive implements api.Lifecycle (runtime.Manager.ArchiveSession).
+// SessionArchive implements api.Lifecycle (session.Manager.ArchiveSession).
 func (d *daemon) SessionArchive(ctx context.Context, session string) (wire.Session, error) {
 	id, err := d.sessionRef(ctx, session)
 	if err != nil {
@@ -181,7 +181,7 @@ func (d *daemon) SessionArchive(ctx context.Context, session string) (wire.Sessi
 }
 
 // SessionClose implements api.Lifecycle: the session is closed for good
-// (runtime.Manager.CloseSession). While its agent is still bound in the
+// (session.Manager.CloseSession). While its agent is still bound in the
 // room, a new session is made there at once, with the same room
 // configuration and a new worktree, and the room's binding moves to it:
 // the messages still waiting in the room, and later ones, are answered in
@@ -232,7 +232,7 @@ func (d *daemon) wireSession(ctx context.Context, id jam.SessionID) (wire.Sessio
 	return wire.Session{}, fmt.Errorf("%w: no session %s", jam.ErrNotFound, id)
 }
 
-// RetryTurn implements api.Lifecycle (runtime.Manager.Retry).
+// RetryTurn implements api.Lifecycle (session.Manager.Retry).
 func (d *daemon) RetryTurn(ctx context.Context, turn string) (wire.Turn, error) {
 	id, err := d.turnRef(ctx, turn)
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/runtime"
 	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/spool"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -43,7 +43,7 @@ type messaging struct {
 	spool   *spool.Spool
 	engine  *engine.Engine
 	feeds   *feeds
-	runtime *runtime.Manager
+	runtime *session.Manager
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients

@@ -20,7 +20,7 @@ import (
 	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/runtime"
+	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -28,10 +28,10 @@ import (
 // directory.
 const worktreeDir = "worktrees"
 
-// deliverer hands owned bindings' messages to the runtime manager; the
+// deliverer hands owned bindings' messages to the session manager; the
 // messages of attached agents are already in the queue they pull from.
 type deliverer struct {
-	rt atomic.Pointer[runtime.Manager]
+	rt atomic.Pointer[session.Manager]
 }
 
 func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
@@ -45,7 +45,7 @@ func (d *deliverer) Deliver(ctx context.Context, del engine.Delivery) error {
 	return rt.Deliver(ctx, del)
 }
 
-// startRuntime builds the runtime manager on top of the engine and
+// startRuntime builds the session manager on top of the engine and
 // recovers turns a previous run left active. It runs before the engine
 // starts, so redeliveries at start find their turns.
 func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *deliverer) error {
@@ -54,7 +54,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	if err != nil {
 		return err
 	}
-	rt, err := runtime.New(runtime.Config{
+	rt, err := session.New(session.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
 		Launch:   m.launch,
@@ -259,7 +259,7 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 		// The worktree is made first: a repository it cannot be made of
 		// leaves no session behind.
 		s = store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, Overrides: ov, CreatedAt: time.Now()}
-		w, err := runtime.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, s.CreatedAt)
+		w, err := session.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, s.CreatedAt)
 		if err != nil {
 			return fmt.Errorf("worktree of room %s: %w", room, err)
 		}
@@ -276,7 +276,7 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 			jam.ErrConflict, key, s.ID, room, s.Overrides)
 	}
 	if _, err := st.WorktreeForSession(ctx, ws, s.ID); errors.Is(err, jam.ErrNotFound) {
-		w, err := runtime.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
+		w, err := session.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
 		if err != nil {
 			return err
 		}

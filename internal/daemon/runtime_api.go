@@ -8,7 +8,7 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/runtime"
+	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -219,8 +219,8 @@ func (d *daemon) TurnOutput(ctx context.Context, turn string) (wire.TurnOutput, 
 	return wire.TurnOutput{Turn: turn, Kept: ok, Batches: out.Batches, Updates: wireUpdates(out.Updates), Truncated: out.Truncated}, nil
 }
 
-// ownedRuntime is the runtime manager, once messaging runs.
-func (d *daemon) ownedRuntime() (*runtime.Manager, error) {
+// ownedRuntime is the session manager, once messaging runs.
+func (d *daemon) ownedRuntime() (*session.Manager, error) {
 	if d.msg == nil || d.msg.runtime == nil {
 		return nil, fmt.Errorf("%w: owned runtimes are not running", jam.ErrUnavailable)
 	}
@@ -255,7 +255,7 @@ func (d *daemon) wireWorktree(ctx context.Context, wt store.Worktree) (wire.Work
 	w := wire.Worktree{ID: string(wt.ID), Session: string(wt.SessionID), Agent: s.Peer.String(), Room: string(s.Room), Repo: wt.Repo,
 		Path: wt.Path, Branch: wt.Branch, State: wt.State, Updated: wt.UpdatedAt}
 	if wt.State == store.WorktreeActive {
-		changes, err := runtime.Changes(ctx, wt)
+		changes, err := session.Changes(ctx, wt)
 		if err != nil {
 			return wire.Worktree{}, fmt.Errorf("worktree of %s: %w", wt.SessionID, err)
 		}
@@ -265,28 +265,28 @@ func (d *daemon) wireWorktree(ctx context.Context, wt store.Worktree) (wire.Work
 }
 
 // WorktreeArchive implements api.Runtime.
-func (d *daemon) WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+func (d *daemon) WorktreeArchive(ctx context.Context, ref string) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.ArchiveWorktree(ctx, id)
 	})
 }
 
 // WorktreeRemove implements api.Runtime.
-func (d *daemon) WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+func (d *daemon) WorktreeRemove(ctx context.Context, ref string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.RemoveWorktree(ctx, id, r.Force)
 	})
 }
 
 // WorktreeRestore implements api.Runtime.
-func (d *daemon) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, session, func(rt *runtime.Manager, id jam.SessionID) (store.Worktree, error) {
+func (d *daemon) WorktreeRestore(ctx context.Context, ref string) (wire.Worktree, error) {
+	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.RestoreWorktree(ctx, id)
 	})
 }
 
-func (d *daemon) worktreeOp(ctx context.Context, session string, op func(*runtime.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
-	id, err := d.sessionRef(ctx, session)
+func (d *daemon) worktreeOp(ctx context.Context, ref string, op func(*session.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
+	id, err := d.sessionRef(ctx, ref)
 	if err != nil {
 		return wire.Worktree{}, err
 	}

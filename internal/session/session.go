@@ -1,4 +1,4 @@
-// Package runtime runs owned agents: jamd starts the agent's process on a
+// Package session runs owned agents: jamd starts the agent's process on a
 // lease, gives each room its own session and working directory, and turns
 // every message routed to the session into a turn whose answer settles the
 // message through the engine.
@@ -74,7 +74,7 @@
 // deleted) and restored. A worktree operation and a running turn exclude
 // each other per session, and the turns of a session whose worktree is not
 // active wait, queued, until it is restored.
-package runtime
+package session
 
 import (
 	"context"
