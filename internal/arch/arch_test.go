@@ -61,6 +61,7 @@ var layers = map[string]layer{
 	"internal/engine":              domain,
 	"internal/working":             domain,
 	"internal/session":             domain,
+	"internal/worktree":            domain,
 	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,

@@ -22,6 +22,7 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
 
 // worktreeDir holds the owned sessions' working trees, under the data
@@ -259,7 +260,7 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 		// The worktree is made first: a repository it cannot be made of
 		// leaves no session behind.
 		s = store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, Overrides: ov, CreatedAt: time.Now()}
-		w, err := session.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, s.CreatedAt)
+		w, err := worktree.New(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, s.CreatedAt)
 		if err != nil {
 			return fmt.Errorf("worktree of room %s: %w", room, err)
 		}
@@ -276,7 +277,7 @@ func (m *messaging) ownedRoom(ctx context.Context, ws jam.WorkspaceID, key jam.P
 			jam.ErrConflict, key, s.ID, room, s.Overrides)
 	}
 	if _, err := st.WorktreeForSession(ctx, ws, s.ID); errors.Is(err, jam.ErrNotFound) {
-		w, err := session.NewWorktree(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
+		w, err := worktree.New(ctx, root, jam.New[jam.WorktreeID](m.d.minter), t, s, time.Now())
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
 
 func wireRuntimeStatus(t store.Template) *wire.AgentRuntimeStatus {
@@ -255,7 +256,7 @@ func (d *daemon) wireWorktree(ctx context.Context, wt store.Worktree) (wire.Work
 	w := wire.Worktree{ID: string(wt.ID), Session: string(wt.SessionID), Agent: s.Peer.String(), Room: string(s.Room), Repo: wt.Repo,
 		Path: wt.Path, Branch: wt.Branch, State: wt.State, Updated: wt.UpdatedAt}
 	if wt.State == store.WorktreeActive {
-		changes, err := session.Changes(ctx, wt)
+		changes, err := worktree.Changes(ctx, wt)
 		if err != nil {
 			return wire.Worktree{}, fmt.Errorf("worktree of %s: %w", wt.SessionID, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
 
 // Reasons a lease ends, or a turn is cancelled, through the lifecycle
@@ -464,7 +465,7 @@ func (m *Manager) CloseSession(ctx context.Context, id jam.SessionID) (store.Ses
 		return store.Session{}, err
 	}
 	if err == nil && wt.State == store.WorktreeActive && wt.Repo != "" {
-		if err := archiveWorktree(ctx, wt); err != nil {
+		if err := worktree.Archive(ctx, wt); err != nil {
 			return store.Session{}, fmt.Errorf("worktree of %s: %w", id, err)
 		}
 		if _, err := m.cfg.Store.WorktreeSetState(context.WithoutCancel(ctx), store.WorktreeSetStateParams{WorkspaceID: m.cfg.Workspace, ID: wt.ID,

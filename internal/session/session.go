@@ -71,9 +71,10 @@
 //
 // A session's worktree can be archived (changes committed to its branch,
 // the directory removed, the branch kept), removed (directory and branch
-// deleted) and restored. A worktree operation and a running turn exclude
-// each other per session, and the turns of a session whose worktree is not
-// active wait, queued, until it is restored.
+// deleted) and restored; package worktree does the work on disk, and the
+// Manager records the worktree's state. A worktree operation and a running
+// turn exclude each other per session, and the turns of a session whose
+// worktree is not active wait, queued, until it is restored.
 package session
 
 import (

@@ -17,58 +17,8 @@ import (
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
-
-func TestNewWorktree(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	ctx := t.Context()
-	repo := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init"},
-	} {
-		out, err := git(ctx, repo, args...)
-		require.NoError(t, err, out)
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "README"), []byte("x"), 0o644))
-	m := jam.NewMinter(nil, nil)
-	root := filepath.Join(t.TempDir(), "worktrees")
-	s := store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: jam.New[jam.WorkspaceID](m)}
-
-	withRepo := store.Template{Desired: store.TemplateConfig{Repo: repo}}
-	w, err := NewWorktree(ctx, root, jam.New[jam.WorktreeID](m), withRepo, s, time.Now())
-	require.NoError(t, err)
-	require.Equal(t, "jam/"+string(s.ID), w.Branch)
-	require.Equal(t, filepath.Join(root, string(s.ID)), w.Path)
-	branch, err := git(ctx, w.Path, "rev-parse", "--abbrev-ref", "HEAD")
-	require.NoError(t, err)
-	require.Equal(t, w.Branch, branch, "the worktree is on the session's own branch")
-	list, err := git(ctx, repo, "worktree", "list", "--porcelain")
-	require.NoError(t, err)
-	require.Contains(t, list, w.Path)
-
-	// Preparing it again (a crash before it was recorded) reuses it.
-	again, err := NewWorktree(ctx, root, jam.New[jam.WorktreeID](m), withRepo, s, time.Now())
-	require.NoError(t, err)
-	require.Equal(t, w.Path, again.Path)
-
-	// Without a repository: an empty directory.
-	s2 := store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: s.WorkspaceID}
-	plain, err := NewWorktree(ctx, root, jam.New[jam.WorktreeID](m), store.Template{}, s2, time.Now())
-	require.NoError(t, err)
-	require.Empty(t, plain.Branch)
-	entries, err := os.ReadDir(plain.Path)
-	require.NoError(t, err)
-	require.Empty(t, entries)
-
-	// A repository that is not one fails clearly.
-	_, err = NewWorktree(ctx, root, jam.New[jam.WorktreeID](m), store.Template{Desired: store.TemplateConfig{Repo: t.TempDir()}},
-		store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: s.WorkspaceID}, time.Now())
-	require.ErrorContains(t, err, "git worktree add")
-}
 
 // gitRepo makes a repository with one commit.
 func gitRepo(t *testing.T) string {
@@ -95,7 +45,7 @@ func (b *bundle) gitSession(t *testing.T, repo string) (store.Session, store.Wor
 	s, err := b.st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](b.m), WorkspaceID: b.ws, TemplateID: b.sess.TemplateID, Peer: b.sess.Peer,
 		Room: "0190a1b2-0000-4000-8000-0000000000bb", CreatedAt: time.Now()})
 	require.NoError(t, err)
-	w, err := NewWorktree(ctx, filepath.Join(t.TempDir(), "worktrees"), jam.New[jam.WorktreeID](b.m), store.Template{Desired: store.TemplateConfig{Repo: repo}}, s, time.Now())
+	w, err := worktree.New(ctx, filepath.Join(t.TempDir(), "worktrees"), jam.New[jam.WorktreeID](b.m), store.Template{Desired: store.TemplateConfig{Repo: repo}}, s, time.Now())
 	require.NoError(t, err)
 	w, err = b.st.WorktreePut(ctx, w)
 	require.NoError(t, err)
@@ -119,7 +69,7 @@ func TestManager_worktreeArchiveRestoreRemove(t *testing.T) {
 		return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "ok"}, nil
 	})
 	require.NoError(t, os.WriteFile(filepath.Join(w.Path, "NOTES.md"), []byte("work in progress\n"), 0o644))
-	changes, err := Changes(ctx, w)
+	changes, err := worktree.Changes(ctx, w)
 	require.NoError(t, err)
 	require.Equal(t, []string{"?? NOTES.md"}, changes)
 
