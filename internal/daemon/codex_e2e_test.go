@@ -88,11 +88,21 @@ func TestCodex_ownedAnswersInTwoRooms(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "codex", agent.Runtime.Desired.Harness)
 
-	for _, word := range []string{"alpha", "beta"} {
+	// Each room's two model responses report their own usage; jam usage
+	// --by room shows exactly their sums (input less its cached part,
+	// which jam counts apart).
+	want := map[string]wire.UsageSum{}
+	for i, word := range []string{"alpha", "beta"} {
 		room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: word, Agents: []string{"codex"}})
 		require.NoError(t, err)
 		gate := make(chan struct{})
-		model.Push(codexExec("echo "+word+" > edited.txt"), fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate})
+		call := codexExec("echo " + word + " > edited.txt")
+		call.Usage = &fakemodel.Usage{Input: 1200 + i, Cached: 200, Output: 30 + i, Reasoning: 5}
+		answer := fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate,
+			Usage: &fakemodel.Usage{Input: 1500 + 10*i, Cached: 1000, Output: 9, Reasoning: 1 + i}}
+		want[room.ID] = wire.UsageSum{Turns: 1, InputTokens: int64(1200 + i - 200 + 1500 + 10*i - 1000), CachedTokens: 1200,
+			OutputTokens: int64(30 + i + 9), ReasoningTokens: int64(5 + 1 + i), Unpriced: 1}
+		model.Push(call, answer)
 		before := len(model.Requests())
 		sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" edit the file for "+word, []protocol.Mention{{ID: agent.AgentID}})
 		require.NoError(t, err)
@@ -132,6 +142,16 @@ func TestCodex_ownedAnswersInTwoRooms(t *testing.T) {
 			return len(ts) == 1 && ts[0].State == "succeeded"
 		}, 30*time.Second, 20*time.Millisecond, "one turn, succeeded")
 	}
+
+	code, out := jamCLI(t, cfg.DataDir, "usage", "--by", "room", "--json")
+	require.Equal(t, 0, code, out)
+	var rep wire.UsageReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	got := map[string]wire.UsageSum{}
+	for _, row := range rep.Rows {
+		got[row.Key] = row.UsageSum
+	}
+	require.Equal(t, want, got, "jam usage --by room: exactly what the fake model reported")
 }
 
 // TestCodex_ownedRestartMidTurnResumes: jamd stops while a Codex turn
