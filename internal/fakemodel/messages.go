@@ -227,9 +227,21 @@ func anthropicError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 }
 
-// messagesUsage is the usage object of a message.
-func messagesUsage(in, out int) map[string]int {
-	return map[string]int{"input_tokens": in, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+// messagesUsage is the usage object of a message: counted from the
+// request and reply, or the reply's scripted usage, whose Input includes
+// its Cached tokens (Anthropic's input_tokens does not: cached input is
+// cache_read_input_tokens). The Messages format reports no reasoning
+// tokens.
+func messagesUsage(c Captured, reply Reply, final bool) map[string]int {
+	in, out := tokens(c.Request, reply)
+	cached := 0
+	if u := reply.Usage; u != nil {
+		in, cached, out = u.Input-u.Cached, u.Cached, u.Output
+	}
+	if !final {
+		out = 0
+	}
+	return map[string]int{"input_tokens": in, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached}
 }
 
 // stopReason is why the reply ends.
@@ -260,9 +272,8 @@ func messagesWhole(c Captured, reply Reply) any {
 		content = append(content, map[string]any{"type": "tool_use", "id": callID("toolu_", c.Seq, tc), "name": tc.Name,
 			"input": toolInput(tc)})
 	}
-	in, out := tokens(c.Request, reply)
 	return map[string]any{"id": fmt.Sprintf("msg_%d", c.Seq), "type": "message", "role": "assistant", "model": c.Model,
-		"content": content, "stop_reason": stopReason(reply), "stop_sequence": nil, "usage": messagesUsage(in, out)}
+		"content": content, "stop_reason": stopReason(reply), "stop_sequence": nil, "usage": messagesUsage(c, reply, true)}
 }
 
 // messagesStream writes a reply as Messages events: message_start; for
@@ -271,10 +282,9 @@ func messagesWhole(c Captured, reply Reply) any {
 // as one input_json_delta; message_delta with the stop reason and usage;
 // message_stop.
 func messagesStream(e *events, c Captured, reply Reply) {
-	in, out := tokens(c.Request, reply)
 	e.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", c.Seq), "type": "message", "role": "assistant", "model": c.Model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(in, 0)}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(c, reply, false)}})
 	index := 0
 	if len(reply.Text) > 0 || reply.ToolCall == nil {
 		e.send("content_block_start", map[string]any{"type": "content_block_start", "index": index,
@@ -296,6 +306,6 @@ func messagesStream(e *events, c Captured, reply Reply) {
 		e.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 	}
 	e.send("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stopReason(reply), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": out}})
+		"delta": map[string]any{"stop_reason": stopReason(reply), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": messagesUsage(c, reply, true)["output_tokens"]}})
 	e.send("message_stop", map[string]any{"type": "message_stop"})
 }

@@ -100,6 +100,36 @@ func TestMessages_streams(t *testing.T) {
 
 func quoteInt(n int) string { b, _ := json.Marshal(n); return string(b) }
 
+// TestMessages_scriptedUsage: a reply's scripted usage is what the
+// message reports, its cached input as cache_read_input_tokens and not in
+// input_tokens; streamed, message_start carries the input and
+// message_delta the output.
+func TestMessages_scriptedUsage(t *testing.T) {
+	t.Parallel()
+	u := &fakemodel.Usage{Input: 120, Cached: 40, Output: 9}
+	s := newServer(t, fakemodel.Reply{Text: []string{"hi"}, Usage: u}, fakemodel.Reply{Text: []string{"hi"}, Usage: u})
+	res := send(t.Context(), t, s, "/v1/messages", messagesBody(false, "x", bashToolAnthropic, ""))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var whole struct {
+		Usage map[string]int
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&whole))
+	require.Equal(t, map[string]int{"input_tokens": 80, "cache_read_input_tokens": 40, "cache_creation_input_tokens": 0, "output_tokens": 9}, whole.Usage)
+
+	evs := named(t, send(t.Context(), t, s, "/v1/messages", messagesBody(true, "x", bashToolAnthropic, "")))
+	require.Equal(t, "message_start", evs[0].Name)
+	require.Equal(t, float64(80), evs[0].field(t, "message", "usage", "input_tokens"))
+	require.Equal(t, float64(40), evs[0].field(t, "message", "usage", "cache_read_input_tokens"))
+	var delta bool
+	for _, e := range evs {
+		if e.Name == "message_delta" {
+			delta = true
+			require.Equal(t, float64(9), e.field(t, "usage", "output_tokens"))
+		}
+	}
+	require.True(t, delta, "a message_delta carries the output tokens")
+}
+
 func TestMessages_notStreamed(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, fakemodel.Reply{Text: []string{"a ", "b"}, ToolCall: &fakemodel.ToolCallReply{Name: "Bash", Arguments: json.RawMessage(`{"command":"ls"}`)}})

@@ -43,7 +43,10 @@ type ToolCallReply struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// Usage is a reply's scripted token counts.
+// Usage is a reply's scripted token counts. Input counts every input
+// token, the cached ones included (the Responses format's input_tokens);
+// the Messages format reports Input-Cached as input_tokens and Cached as
+// cache_read_input_tokens, and no reasoning tokens.
 type Usage struct {
 	Input     int `json:"input"`
 	Cached    int `json:"cached,omitempty"`
