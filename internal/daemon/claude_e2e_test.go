@@ -19,7 +19,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/fakemodel"
@@ -146,28 +145,11 @@ func newClaudeRig(t *testing.T) *claudeRig {
 	t.Cleanup(model.Stop)
 	cl := realagent.NewClaude(t, model)
 
-	h, owner := startHubWithOwner(t)
 	calls := &hubCalls{}
-	front := calls.front(t, h.Handler())
-	cfg := testConfig(t)
-	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
-	require.NoError(t, err)
-	t.Cleanup(func() { logf.Close() })
-	r := &orphanRig{t: t, cfg: cfg, dataDir: cfg.DataDir, owner: owner,
-		jamd:   &child{t: t, log: logf, args: []string{"--data-dir", cfg.DataDir, "--band", front.URL, "--band-key", h.OwnerKey(), "--log-level", "debug"}},
-		client: apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))}
-	t.Cleanup(func() { r.client.Close() })
-	t.Cleanup(func() {
-		if r.jamd.cmd != nil && r.jamd.cmd.ProcessState == nil {
-			_ = r.jamd.cmd.Process.Kill()
-			_ = r.jamd.cmd.Wait()
-		}
-		if t.Failed() {
-			logTail(t, logf.Name())
-		}
-	})
+	r := newJamdRig(t, calls)
 	cr := &claudeRig{orphanRig: r, model: model, calls: calls, marker: newMarker(), repo: gitRepo(t, "app")}
 	r.start()
+	var err error
 	// No sandbox named: the daemon's default, bwrap here.
 	env := append(cl.SandboxEnv(), orphanMarkerEnv+"="+cr.marker)
 	cr.agent, err = r.client.AgentAdd(t.Context(), wire.AgentAddRequest{Name: "claude", Runtime: &wire.AgentRuntime{

@@ -121,6 +121,12 @@ func (o *OpenCode) SandboxCommand() []string {
 	return BridgeCommand(o.sock, o.addr, o.Binary, "acp", "--pure")
 }
 
+// SandboxKindCommand is SandboxCommand for the opencode harness kind,
+// which adds `acp` itself: `opencode --pure` behind the bridge.
+func (o *OpenCode) SandboxKindCommand() []string {
+	return BridgeCommand(o.sock, o.addr, o.Binary, "--pure")
+}
+
 // SandboxEnv is Env without HOME and the XDG directories: in a sandbox
 // the agent's home is its own (and the only place it may write), and
 // opencode's XDG directories default to it.
