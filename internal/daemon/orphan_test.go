@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/executor/local"
+	"github.com/jamhq/jam/internal/proc"
 )
 
 // orphanMarkerEnv is set in an orphan test's agent's environment, to its
@@ -57,31 +60,44 @@ func TestOrphans_sigkilledJamdLeavesNoAgent(t *testing.T) {
 	}
 }
 
-// TestOrphans_restartEndsWhatAKilledJamdLeft: an agent that outlived a
-// SIGKILLed jamd (started through setpriv --pdeathsig clear, it is not
-// tied to jamd's life; and it goes on when its stdin ends), with a tool it
-// left in its group, is ended by the restarted jamd before that starts
-// agents: the message is then answered by exactly one agent.
+// TestOrphans_restartEndsWhatAKilledJamdLeft: a recorded agent group
+// still running after jamd was SIGKILLed (what a shim that could not act
+// leaves: killed with jamd, by the OOM killer; or an agent of a jamd
+// without shims), its leader and a tool it left in its group, is ended by
+// the restarted jamd before that starts agents; the message is then
+// answered by exactly one agent. The agent jamd ran is gone with it (its
+// shim ended it); the leftover is a group the test starts and records in
+// the ledger as jamd would have.
 func TestOrphans_restartEndsWhatAKilledJamdLeft(t *testing.T) {
 	t.Parallel()
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("needs setpriv (util-linux) to clear the parent-death signal")
-	}
 	r := newOrphanRig(t)
 	r.start()
 	marker, toolArg := newMarker(), newMarker()
-	cmd := append([]string{setpriv, "--pdeathsig", "clear"}, markedDemoAgent(marker, "sleep "+toolArg+" & ", true)...)
-	agent, room, sent, pid := r.ownedAgentMidTurn("demo", "local", cmd)
+	agent, room, sent, shim := r.ownedAgentMidTurn("demo", "local", markedDemoAgent(marker, "", true))
 	require.NoError(t, r.jamd.cmd.Process.Signal(syscall.SIGKILL))
 	_ = r.jamd.cmd.Wait()
-	// What the restarted jamd has to end: the agent, now `sleep marker`,
-	// and its tool.
+	requireNoAgentLeft(t, shim, marker, "after jamd was SIGKILLed")
+
+	// The leftover: `sleep marker` leading its group, and its tool.
+	left := exec.Command("/bin/sh", "-c", "sleep "+toolArg+" & exec sleep "+marker)
+	left.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, left.Start())
+	reaped := make(chan struct{})
+	go func() { _ = left.Wait(); close(reaped) }()
+	t.Cleanup(func() { _ = syscall.Kill(-left.Process.Pid, syscall.SIGKILL); <-reaped })
+	pid := left.Process.Pid
 	var tool int
 	require.Eventually(t, func() bool {
 		tool = pidOf(t, "sleep\x00"+toolArg+"\x00")
-		return processAlive(pid) && pidOf(t, "sleep\x00"+marker+"\x00") == pid && tool != 0
-	}, 15*time.Second, 20*time.Millisecond, "the agent outlives the killed jamd")
+		return pidOf(t, "sleep\x00"+marker+"\x00") == pid && tool != 0
+	}, 15*time.Second, 20*time.Millisecond, "the leftover group runs")
+	st, err := proc.ReadStat(pid)
+	require.NoError(t, err)
+	boot, err := proc.BootID()
+	require.NoError(t, err)
+	rec, err := json.Marshal(proc.Record{Pid: pid, Pgid: pid, Sid: st.Sid, StartTime: st.StartTime, BootID: boot, Started: time.Now().UTC()})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(r.dataDir, "run", strconv.Itoa(pid)+".json"), rec, 0o600))
 
 	r.start()
 	require.Eventually(t, func() bool { return !processAlive(pid) && !processAlive(tool) }, 15*time.Second, 20*time.Millisecond,
@@ -99,8 +115,8 @@ func TestOrphans_restartEndsWhatAKilledJamdLeft(t *testing.T) {
 	}, 90*time.Second, 20*time.Millisecond, "the restarted jamd's agent answers")
 	leaders := 0
 	for _, d := range pids(t) {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(d) + "/cmdline"); err == nil && bytes.Contains(b, []byte(marker)) {
-			leaders++
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(d) + "/cmdline"); err == nil && bytes.HasPrefix(b, []byte(local.ShimName+"\x00")) && bytes.Contains(b, []byte(marker)) {
+			leaders++ // the agent's shim
 		}
 	}
 	require.Equal(t, 1, leaders, "exactly one agent runs: %v", agentProcesses(t, 0, marker))

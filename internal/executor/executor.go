@@ -21,15 +21,23 @@
 //   - Under bwrap the leader is bwrap, whose sandbox is a pid namespace:
 //     when bwrap dies the kernel ends every process inside, the agent's
 //     tools included (bwrap's own --die-with-parent ties it too).
-//   - Under local, a process the agent started (a tool) is in the agent's
-//     group but not tied to the daemon: killed with the group whenever the
+//   - Under local, the leader is the agent's shim (executor/local): the
+//     daemon's own executable, the agent's subreaper, so every process
+//     the agent starts stays below it however it detaches (setsid, a
+//     double fork). Its parent-death signal is a catchable one: when the
+//     daemon dies it kills the agent's whole tree, and it does the same
+//     when the agent exits. The agent is tied to the shim (SIGKILL).
+//   - A group a shim could not clean (the shim itself killed: SIGKILL of
+//     the group, the OOM killer) is killed with the group whenever the
 //     daemon stops the agent, when the leader exits (Reaped), or, the
 //     daemon having died, by the next daemon at its start: a tracked
 //     executor (Track) records each group in a Ledger before the agent
 //     gets work, and the daemon ends every recorded group that still runs
 //     before it starts any agent (package proc).
-//   - A process that leaves its group (setsid) escapes all of this under
-//     local; under bwrap it stays in the namespace and dies with it.
+//   - Left uncovered under local: a process that detached (setsid) from
+//     an agent whose shim was SIGKILLed before it could act (a stop
+//     escalated to SIGKILL of the group, or a second signal to the
+//     daemon); under bwrap it stays in the namespace and dies with it.
 //
 // Implementations: executor/local runs the process as the daemon does,
 // with the daemon's view of the file system (only the environment is

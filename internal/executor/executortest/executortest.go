@@ -5,6 +5,7 @@
 package executortest
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"os"
@@ -99,7 +100,7 @@ func Exercise(t *testing.T, ex executor.Executor) {
 		cmd, err := ex.Command(spec)
 		require.NoError(t, err)
 		require.True(t, cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid, "the command leads its own process group")
-		require.Equal(t, syscall.SIGKILL, cmd.SysProcAttr.Pdeathsig, "and is killed when the daemon dies")
+		require.NotZero(t, cmd.SysProcAttr.Pdeathsig, "and is signalled when the daemon dies")
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -118,6 +119,24 @@ func Exercise(t *testing.T, ex executor.Executor) {
 			t.Fatal("a process of the group still holds stdout 30 s after the group was killed")
 		}
 		_ = cmd.Wait()
+	})
+	t.Run("DetachedProcessEndsWithTheAgent", func(t *testing.T) {
+		spec, _ := layout(t)
+		// A process in a session of its own (setsid in a fork: its parent
+		// gone at once, it left the group); the agent then exits.
+		arg := strconv.Itoa(100_000_000 + os.Getpid())
+		spec.Argv = []string{"/bin/sh", "-c", "setsid -f sleep " + arg + " </dev/null >/dev/null 2>&1; sleep 0.2"}
+		cmd, err := ex.Command(spec)
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		detached := 0
+		require.Eventually(t, func() bool {
+			detached = pidOfCmdline("sleep\x00" + arg + "\x00")
+			return detached != 0
+		}, 30*time.Second, 10*time.Millisecond, "the agent detached a process")
+		_ = cmd.Wait()
+		require.Eventually(t, func() bool { return !alive(detached) }, 30*time.Second, 10*time.Millisecond,
+			"the detached process (pid %d) ends with the agent", detached)
 	})
 	t.Run("MissingCommand", func(t *testing.T) {
 		spec, _ := layout(t)
@@ -205,4 +224,30 @@ func Exercise(t *testing.T, ex executor.Executor) {
 		_, err := ex.Command(spec)
 		require.Error(t, err, "the whole file system is never given")
 	})
+}
+
+// pidOfCmdline is a live process whose command line is exactly cmdline
+// (0: none).
+func pidOfCmdline(cmdline string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == cmdline && alive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
 }

@@ -3,6 +3,13 @@
 // of the Spec confines it (Caps.Confines is false, and a Spec asking for
 // NoNetwork is refused). It is what jam did before sandboxes, kept for
 // machines without bubblewrap and as an explicit opt-out.
+//
+// Every agent runs under a shim (ShimName: the daemon's own executable,
+// started through /proc/self/exe), which leads the agent's process group
+// and is its subreaper: when the agent exits, or the daemon dies, the shim
+// kills every process below it, those that detached from the group
+// (setsid, a double fork) included, then exits as the agent did. A binary
+// that starts agents through this package runs the shim by importing it.
 package local
 
 import (
@@ -38,14 +45,18 @@ func (Executor) Command(spec executor.Spec) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, spec.Argv[1:]...)
-	cmd.Args[0] = spec.Argv[0]
+	// The agent runs under the shim (the daemon's own executable), its
+	// subreaper: see runShim.
+	cmd := exec.Command("/proc/self/exe", append([]string{path}, spec.Argv...)...)
+	cmd.Args[0] = ShimName
 	cmd.Dir = spec.Dir
 	// Never nil: nil would inherit the daemon's environment.
 	cmd.Env = append([]string{}, spec.Env...)
-	// Its own process group, so stopping the group reaches every child;
-	// killed when the daemon dies (executor.Start forks it from a thread
-	// that outlives it).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Its own process group, so stopping the group reaches every child.
+	// When the daemon dies (executor.Start forks it from a thread that
+	// outlives it) the shim gets shimDeathSignal and kills the agent's
+	// whole tree; the agent itself has SIGKILL as its parent-death signal,
+	// so it dies with the shim, however the shim dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: shimDeathSignal}
 	return cmd, nil
 }

@@ -1,0 +1,47 @@
+package daemon_test
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/proc"
+)
+
+// TestOrphans_detachedGrandchild: an agent that daemonizes a process
+// (setsid in a fork of a fork: a new session and group, its parent gone)
+// leaves nothing behind, under either sandbox, when jamd is SIGKILLed
+// mid-turn and when jamd stops cleanly: under bwrap it is in the sandbox's
+// pid namespace; under local it stays below the agent's shim, its
+// subreaper, which ends it.
+func TestOrphans_detachedGrandchild(t *testing.T) {
+	t.Parallel()
+	for _, sandbox := range []string{"bwrap", "local"} {
+		for _, how := range []string{"sigkill", "stop"} {
+			t.Run(sandbox+"/"+how, func(t *testing.T) {
+				t.Parallel()
+				tool := newMarker()
+				daemonize := "setsid -f sleep " + tool + " </dev/null >/dev/null 2>&1; "
+				c := startOrphanCase(t, orphanHarnesses[0], sandbox, daemonize)
+				var detached int
+				require.Eventually(t, func() bool {
+					detached = pidOf(t, "sleep\x00"+tool+"\x00")
+					return detached != 0
+				}, 15*time.Second, 20*time.Millisecond, "the agent daemonized its tool")
+				st, err := proc.ReadStat(detached)
+				require.NoError(t, err)
+				require.NotEqual(t, c.pid, st.Pgid, "the tool left the agent's group")
+				if how == "sigkill" {
+					require.NoError(t, c.jamd.cmd.Process.Signal(syscall.SIGKILL))
+					_ = c.jamd.cmd.Wait()
+				} else {
+					c.jamd.stop()
+				}
+				c.requireNothingLeft("after jamd " + map[string]string{"sigkill": "was SIGKILLed", "stop": "stopped"}[how])
+				require.False(t, processAlive(detached), "the detached tool is gone")
+			})
+		}
+	}
+}
