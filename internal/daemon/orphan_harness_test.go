@@ -38,12 +38,16 @@ type orphanHarness struct {
 	runtime func(t *testing.T, model *fakemodel.Server, sandbox, marker, wrap string) (rt *wire.AgentRuntime, area []string)
 }
 
-// wrapped is argv behind a shell that first runs wrap ("" : argv alone).
+// wrapped is argv behind a shell that runs the script wrap, in which
+// "$@" runs argv (appended when wrap does not say it); "" is argv alone.
 func wrapped(wrap string, argv []string) []string {
 	if wrap == "" {
 		return argv
 	}
-	return append([]string{"/bin/sh", "-c", wrap + `"$@"`, "sh"}, argv...)
+	if !strings.Contains(wrap, `"$@"`) {
+		wrap += `"$@"`
+	}
+	return append([]string{"/bin/sh", "-c", wrap, "sh"}, argv...)
 }
 
 var orphanHarnesses = []orphanHarness{
@@ -272,6 +276,37 @@ func TestOrphans_everyHarnessSIGKILLed(t *testing.T) {
 				c.requireNothingLeft("after jamd was SIGKILLed")
 				t.Logf("%s under %s: nothing left %v after the SIGKILL", h.kind, sandbox, time.Since(t0).Round(time.Millisecond))
 				c.restartAnswersOnce()
+			})
+		}
+	}
+}
+
+// TestOrphans_secondSIGTERMPerProtocol: for a harness of each protocol
+// (opencode for ACP, claude, codex) under either sandbox, a second
+// SIGTERM while jamd stops (jamd then kills every agent group and exits at
+// once) leaves no process of the agent. The agent's group ignores SIGTERM
+// and lingers when its CLI ends (a shell around it becomes a sleep), so
+// the stop would take its grace periods.
+func TestOrphans_secondSIGTERMPerProtocol(t *testing.T) {
+	t.Parallel()
+	for _, h := range orphanHarnesses {
+		if h.kind != "opencode" && h.kind != "claude" && h.kind != "codex" {
+			continue
+		}
+		for _, sandbox := range []string{"bwrap", "local"} {
+			t.Run(h.kind+"/"+sandbox, func(t *testing.T) {
+				t.Parallel()
+				linger := newMarker()
+				c := startOrphanCase(t, h, sandbox, `trap '' TERM; "$@"; exec sleep `+linger)
+				t0 := time.Now()
+				require.NoError(t, c.jamd.cmd.Process.Signal(syscall.SIGTERM))
+				// jamd is stopping: it closed the agent's stdin, the CLI
+				// ended, and the group lingers.
+				require.Eventually(t, func() bool { return sleepers(t, linger) == 1 }, orphanStep, 10*time.Millisecond, "jamd began to stop its agent")
+				require.NoError(t, c.jamd.cmd.Process.Signal(syscall.SIGTERM))
+				require.Error(t, c.jamd.cmd.Wait(), "a second signal ends jamd at once")
+				c.requireNothingLeft("after a second SIGTERM while jamd stopped")
+				t.Logf("%s under %s: nothing left %v after the first SIGTERM", h.kind, sandbox, time.Since(t0).Round(time.Millisecond))
 			})
 		}
 	}
