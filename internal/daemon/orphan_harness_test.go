@@ -236,16 +236,17 @@ func (c *orphanCase) requireNothingLeft(why string) {
 // nothing either.
 func (c *orphanCase) restartAnswersOnce() {
 	c.t.Helper()
+	t0 := time.Now()
 	c.start()
-	var replies int
+	var replies []string
 	require.Eventually(c.t, func() bool {
 		page, err := c.owner.ChatMessages(c.t.Context(), c.room.ID, "", 50)
 		require.NoError(c.t, err)
-		replies = 0
+		replies = nil
 		processed := false
 		for _, m := range page.Messages {
 			if m.SenderID == c.agent.AgentID {
-				replies++
+				replies = append(replies, m.Content)
 			}
 			if m.ID == c.sent.ID && m.Metadata.DeliveryStatus[c.agent.AgentID].Status == protocol.DeliveryProcessed {
 				processed = true
@@ -253,20 +254,27 @@ func (c *orphanCase) restartAnswersOnce() {
 		}
 		return processed
 	}, orphanStep, 50*time.Millisecond, "the restarted jamd answers")
-	require.Equal(c.t, 1, replies, "answered once")
+	require.Len(c.t, replies, 1, "answered once")
+	c.t.Logf("the restarted jamd answered in %v", time.Since(t0).Round(time.Millisecond))
 	c.jamd.stop()
 	c.requireNothingLeft("after a clean stop")
 }
 
-// TestOrphans_everyHarnessSIGKILLed: for every harness kind under either
-// sandbox, jamd SIGKILLed while its owned agent is mid-turn leaves no
-// process of the agent (by the ledger's groups, the marker in the
-// environment and the working directory), and the restarted jamd answers
-// the message once.
+// TestOrphans_everyHarnessSIGKILLed: for every harness kind under bwrap,
+// and all but OpenCode under local, jamd SIGKILLed while its owned agent
+// is mid-turn leaves no process of the agent (by the ledger's groups, the
+// marker in the environment and the working directory), and the restarted
+// jamd answers the message once.
 func TestOrphans_everyHarnessSIGKILLed(t *testing.T) {
 	t.Parallel()
 	for _, h := range orphanHarnesses {
 		for _, sandbox := range []string{"bwrap", "local"} {
+			if h.kind == "opencode" && sandbox == "local" {
+				// The costliest case (about 95 s under the race detector on
+				// two loaded cores); ACP under local is the demo agent's
+				// and Copilot's.
+				continue
+			}
 			t.Run(h.kind+"/"+sandbox, func(t *testing.T) {
 				t.Parallel()
 				c := startOrphanCase(t, h, sandbox, "")
