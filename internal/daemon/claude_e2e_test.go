@@ -529,7 +529,7 @@ func TestClaudeE2E_restartedJamdResumes(t *testing.T) {
 			cr.jamd.stop()
 			requireNoAgentLeft(t, pid, cr.marker, "after a clean stop mid-turn")
 		} else {
-			SIGKILLLeavesNoAgent(t, cr.jamd.cmd.Process, pid, cr.marker)
+			SIGKILLLeavesNoAgent(t, cr.jamd.cmd.Process, groupOrMarked(t, pid, cr.marker))
 			_ = cr.jamd.cmd.Wait()
 		}
 

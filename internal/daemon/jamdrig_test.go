@@ -166,16 +166,27 @@ func requireNoAgentLeft(t *testing.T, pgid int, marker, why string) {
 	}, 15*time.Second, 20*time.Millisecond, "%s: agent processes left: %v", why, &left)
 }
 
-// SIGKILLLeavesNoAgent is the check harnesstest will run for every
-// harness: given jamd started as its own process (jamd, not yet waited
-// for) and an owned agent mid-turn, whose process group is pgid and whose
-// processes carry marker in their argv or environment, SIGKILL jamd and
-// find no process of the agent left.
-func SIGKILLLeavesNoAgent(t *testing.T, jamd *os.Process, pgid int, marker string) {
+// SIGKILLLeavesNoAgent is the check every harness gets: given jamd
+// started as its own process (jamd, not yet waited for) and an owned agent
+// mid-turn, whose processes left lists, SIGKILL jamd and find none of them
+// left within 15 s. It returns how long they took to go.
+func SIGKILLLeavesNoAgent(t *testing.T, jamd *os.Process, left func() []string) time.Duration {
 	t.Helper()
-	require.NotEmpty(t, agentProcesses(t, pgid, marker), "the agent runs before jamd is killed")
+	require.NotEmpty(t, left(), "the agent runs before jamd is killed")
+	t0 := time.Now()
 	require.NoError(t, jamd.Signal(syscall.SIGKILL))
-	requireNoAgentLeft(t, pgid, marker, "after jamd was SIGKILLed")
+	var procs []string
+	require.Eventually(t, func() bool {
+		procs = left()
+		return len(procs) == 0
+	}, 15*time.Second, 20*time.Millisecond, "after jamd was SIGKILLed: agent processes left: %v", &procs)
+	return time.Since(t0)
+}
+
+// groupOrMarked lists the processes of group pgid or carrying marker (see
+// agentProcesses).
+func groupOrMarked(t *testing.T, pgid int, marker string) func() []string {
+	return func() []string { return agentProcesses(t, pgid, marker) }
 }
 
 // newMarker is a number no other process shows: an agent's processes

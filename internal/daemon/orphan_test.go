@@ -54,7 +54,7 @@ func TestOrphans_sigkilledJamdLeavesNoAgent(t *testing.T) {
 			r.start()
 			marker := newMarker()
 			_, _, _, pid := r.ownedAgentMidTurn("demo", sandbox, markedDemoAgent(marker, before, true))
-			SIGKILLLeavesNoAgent(t, r.jamd.cmd.Process, pid, marker)
+			SIGKILLLeavesNoAgent(t, r.jamd.cmd.Process, groupOrMarked(t, pid, marker))
 			_ = r.jamd.cmd.Wait()
 		})
 	}
