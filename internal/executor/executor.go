@@ -13,9 +13,11 @@
 //
 // An agent process never outlives the daemon. What guarantees what:
 //   - Start forks every process from one OS thread that lives as long as
-//     any process it started, and both executors set Pdeathsig=SIGKILL:
-//     when the daemon dies, however it dies (SIGKILL included), the kernel
-//     kills the process it started, the group's leader. (The signal fires
+//     any process it started, and both executors set a parent-death
+//     signal on it (bwrap SIGKILL, local's shim SIGTERM, which it
+//     catches): when the daemon dies, however it dies (SIGKILL included),
+//     the kernel signals the process it started, the group's leader, and
+//     that ends the group. (The signal fires
 //     when the forking thread ends, and Go ends a thread whose locked
 //     goroutine returns: golang/go#27505; hence the one thread.)
 //   - Under bwrap the leader is bwrap, whose sandbox is a pid namespace:
