@@ -123,10 +123,13 @@ func Exercise(t *testing.T, ex executor.Executor) {
 	t.Run("DetachedProcessEndsWithTheAgent", func(t *testing.T) {
 		spec, _ := layout(t)
 		// A process in a session of its own (setsid in a fork: its parent
-		// gone at once, it left the group); the agent then exits.
+		// gone at once, it left the group); the agent then exits at the end
+		// of its stdin.
 		arg := strconv.Itoa(100_000_000 + os.Getpid())
-		spec.Argv = []string{"/bin/sh", "-c", "setsid -f sleep " + arg + " </dev/null >/dev/null 2>&1; sleep 0.2"}
+		spec.Argv = []string{"/bin/sh", "-c", "setsid -f sleep " + arg + " </dev/null >/dev/null 2>&1; read _"}
 		cmd, err := ex.Command(spec)
+		require.NoError(t, err)
+		in, err := cmd.StdinPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
 		detached := 0
@@ -134,6 +137,7 @@ func Exercise(t *testing.T, ex executor.Executor) {
 			detached = pidOfCmdline("sleep\x00" + arg + "\x00")
 			return detached != 0
 		}, 30*time.Second, 10*time.Millisecond, "the agent detached a process")
+		require.NoError(t, in.Close())
 		_ = cmd.Wait()
 		require.Eventually(t, func() bool { return !alive(detached) }, 30*time.Second, 10*time.Millisecond,
 			"the detached process (pid %d) ends with the agent", detached)
