@@ -45,3 +45,30 @@ func TestOrphans_detachedGrandchild(t *testing.T) {
 		}
 	}
 }
+
+// TestOrphans_detachedGrandchildOfAStubbornAgent: under local, an agent
+// that ignores SIGTERM and lingers when its stdin ends, with a detached
+// process that ignores SIGTERM too, is stopped by jamd's escalation to
+// SIGKILL of its group, which kills the shim with it; the detached
+// process is gone all the same: the shim killed it a second after the
+// group's SIGTERM.
+func TestOrphans_detachedGrandchildOfAStubbornAgent(t *testing.T) {
+	t.Parallel()
+	r := newOrphanRig(t)
+	r.start()
+	marker, tool := newMarker(), newMarker()
+	stubborn := "trap '' TERM; setsid -f sleep " + tool + " </dev/null >/dev/null 2>&1; "
+	_, _, _, shim := r.ownedAgentMidTurn("demo", "local", markedDemoAgent(marker, stubborn, true))
+	var detached int
+	require.Eventually(t, func() bool {
+		detached = pidOf(t, "sleep\x00"+tool+"\x00")
+		return detached != 0
+	}, 15*time.Second, 20*time.Millisecond, "the agent daemonized its tool")
+	// The stop outlasts jamd's stop timeout (the agent takes both its
+	// grace periods), which then kills the group: jamd exits uncleanly.
+	require.NoError(t, r.jamd.cmd.Process.Signal(syscall.SIGTERM))
+	_ = r.jamd.cmd.Wait()
+	requireNoAgentLeft(t, shim, marker, "after jamd stopped")
+	require.Eventually(t, func() bool { return !processAlive(detached) }, 15*time.Second, 20*time.Millisecond,
+		"the detached tool (pid %d) is gone", detached)
+}

@@ -36,10 +36,13 @@
 //     executor (Track) records each group in a Ledger before the agent
 //     gets work, and the daemon ends every recorded group that still runs
 //     before it starts any agent (package proc).
+//   - A daemon stopping an agent sends its group SIGTERM before SIGKILL:
+//     the shim passes it on to the processes that left the group and kills
+//     them a second later, before the group's SIGKILL kills the shim.
 //   - Left uncovered under local: a process that detached (setsid) from
-//     an agent whose shim was SIGKILLed before it could act (a stop
-//     escalated to SIGKILL of the group, or a second signal to the
-//     daemon); under bwrap it stays in the namespace and dies with it.
+//     an agent whose shim was SIGKILLed with no SIGTERM first (a second
+//     signal to the daemon kills every group at once, the OOM killer);
+//     under bwrap it stays in the namespace and dies with it.
 //
 // Implementations: executor/local runs the process as the daemon does,
 // with the daemon's view of the file system (only the environment is

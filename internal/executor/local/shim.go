@@ -5,6 +5,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/jamhq/jam/internal/proc"
 )
@@ -22,6 +23,11 @@ const prSetChildSubreaper = 36
 // SIGKILL, so that the shim can end the agent's whole tree first.
 const shimDeathSignal = syscall.SIGTERM
 
+// escalateAfter is how long after a SIGTERM of the agent's group the
+// shim kills the processes that left the group: shorter than the grace
+// the harnesses give between SIGTERM and SIGKILL (2 s and more).
+const escalateAfter = time.Second
+
 func init() {
 	if len(os.Args) >= 3 && os.Args[0] == ShimName {
 		os.Exit(runShim(os.Args[1], os.Args[2:]))
@@ -34,7 +40,9 @@ func init() {
 // all. It does when the agent exits, and when the daemon dies (its
 // parent-death signal, the parent then changed). Signals sent to the
 // agent's process group reach the agent directly; the shim passes them
-// on to the processes that left the group. It exits as the agent did.
+// on to the processes that left the group, and escalateAfter a SIGTERM
+// kills those (a SIGKILL of the group would kill the shim before it could).
+// It exits as the agent did.
 func runShim(path string, argv []string) int {
 	runtime.LockOSThread() // the agent's parent-death signal is this thread's
 	parent := os.Getppid()
@@ -59,6 +67,7 @@ func runShim(path string, argv []string) int {
 	self := os.Getpid()
 	// The signals' owner: it ends when the shim exits.
 	go func() {
+		escalating := false
 		for s := range sigs {
 			sig := s.(syscall.Signal)
 			if sig == shimDeathSignal && os.Getppid() != parent {
@@ -66,6 +75,13 @@ func runShim(path string, argv []string) int {
 				continue
 			}
 			killTree(self, self, sig) // pass it to those that left the group
+			if sig == syscall.SIGTERM && !escalating {
+				// The daemon is stopping the agent, and SIGKILL of the
+				// group, the shim with it, follows a grace later: the
+				// processes outside the group get theirs first.
+				escalating = true
+				time.AfterFunc(escalateAfter, func() { killTree(self, self, syscall.SIGKILL) })
+			}
 		}
 	}()
 	var status syscall.WaitStatus
