@@ -72,3 +72,30 @@ func TestOrphans_detachedGrandchildOfAStubbornAgent(t *testing.T) {
 	require.Eventually(t, func() bool { return !processAlive(detached) }, 15*time.Second, 20*time.Millisecond,
 		"the detached tool (pid %d) is gone", detached)
 }
+
+// TestOrphans_detachedGrandchildOnASecondSignal: under local, the same
+// stubborn agent and detached process, and a second SIGTERM while jamd
+// stops, before the group's SIGTERM: jamd kills the group's members at
+// once and exits, leaving the shim to its parent-death signal, on which it
+// kills the detached process too.
+func TestOrphans_detachedGrandchildOnASecondSignal(t *testing.T) {
+	t.Parallel()
+	r := newOrphanRig(t)
+	r.start()
+	marker, tool := newMarker(), newMarker()
+	stubborn := "trap '' TERM; setsid -f sleep " + tool + " </dev/null >/dev/null 2>&1; "
+	_, _, _, shim := r.ownedAgentMidTurn("demo", "local", markedDemoAgent(marker, stubborn, true))
+	var detached int
+	require.Eventually(t, func() bool {
+		detached = pidOf(t, "sleep\x00"+tool+"\x00")
+		return detached != 0
+	}, 15*time.Second, 20*time.Millisecond, "the agent daemonized its tool")
+	require.NoError(t, r.jamd.cmd.Process.Signal(syscall.SIGTERM))
+	// jamd is stopping: it closed the agent's stdin, and the group lingers.
+	require.Eventually(t, func() bool { return sleepers(t, marker) == 1 }, 15*time.Second, 10*time.Millisecond, "jamd began to stop its agent")
+	require.NoError(t, r.jamd.cmd.Process.Signal(syscall.SIGTERM))
+	require.Error(t, r.jamd.cmd.Wait(), "a second signal ends jamd at once")
+	requireNoAgentLeft(t, shim, marker, "after a second SIGTERM")
+	require.Eventually(t, func() bool { return !processAlive(detached) }, 15*time.Second, 20*time.Millisecond,
+		"the detached tool (pid %d) is gone", detached)
+}

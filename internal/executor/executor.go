@@ -39,10 +39,13 @@
 //   - A daemon stopping an agent sends its group SIGTERM before SIGKILL:
 //     the shim passes it on to the processes that left the group and kills
 //     them a second later, before the group's SIGKILL kills the shim.
+//   - A daemon exiting without stopping its agents (a second signal)
+//     kills every member of their groups but the leader, which its
+//     parent-death signal ends as the daemon exits: the shim then kills
+//     the processes that left the group too (proc.Ledger.KillAll).
 //   - Left uncovered under local: a process that detached (setsid) from
-//     an agent whose shim was SIGKILLed with no SIGTERM first (a second
-//     signal to the daemon kills every group at once, the OOM killer);
-//     under bwrap it stays in the namespace and dies with it.
+//     an agent whose shim was SIGKILLed before it could act (the OOM
+//     killer); under bwrap it stays in the namespace and dies with it.
 //
 // Implementations: executor/local runs the process as the daemon does,
 // with the daemon's view of the file system (only the environment is

@@ -131,9 +131,15 @@ func (l *Ledger) Live() int {
 	return len(l.live)
 }
 
-// KillAll sends SIGKILL to every group this daemon recorded and has not
-// removed, for a daemon about to exit without stopping them (a second
-// signal while it stops). Their records stay, for the next start.
+// KillAll ends every group this daemon recorded and has not removed, for
+// a daemon about to exit without stopping them (a second signal while it
+// stops, the last step of a stop): every member of each group but its
+// leader gets SIGKILL, and the leader is left to its parent-death signal,
+// which fires as the daemon exits (and which ends the group anyway):
+// local's shim, the agent gone, kills what is left below it, the processes
+// that left the group included, which a SIGKILL of the shim would not let
+// it do; bwrap's sandbox ends with it. Their records stay, for the next
+// start. It returns how many groups it signalled.
 func (l *Ledger) KillAll() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -141,8 +147,14 @@ func (l *Ledger) KillAll() int {
 	for _, r := range l.live {
 		// Each leader is this daemon's child, not yet waited for: its
 		// pid, and so its group's id, cannot have been recycled.
-		if syscall.Kill(-r.Pgid, syscall.SIGKILL) == nil {
-			n++
+		if syscall.Kill(r.Pgid, 0) != nil {
+			continue
+		}
+		n++
+		for _, m := range members(r.Pgid) {
+			if m.Pid != r.Pid {
+				_ = syscall.Kill(m.Pid, syscall.SIGKILL)
+			}
 		}
 	}
 	return n

@@ -156,6 +156,20 @@ func startGroup(t *testing.T, script string) *exec.Cmd {
 	return cmd
 }
 
+// groupMembers lists the live processes of group pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	pids, err := proc.Pids()
+	require.NoError(t, err)
+	var out []int
+	for _, pid := range pids {
+		if st, err := proc.ReadStat(pid); err == nil && st.Pgid == pgid && st.State != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // groupAlive says whether any live process is in group pgid.
 func groupAlive(t *testing.T, pgid int) bool {
 	t.Helper()
@@ -245,9 +259,17 @@ func TestLedger_removeAndKillAll(t *testing.T) {
 	l.Remove(a.Process.Pid)
 	_, err := os.Stat(filepath.Join(dir, strconv.Itoa(a.Process.Pid)+".json"))
 	require.True(t, errors.Is(err, os.ErrNotExist))
-	require.Equal(t, 1, l.KillAll())
+	// A leader that stays when its member is killed.
+	c := startGroup(t, "sleep 600 & exec sleep 601")
+	require.NoError(t, l.Add(c.Process.Pid))
+	require.Eventually(t, func() bool { return len(groupMembers(t, c.Process.Pid)) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 2, l.KillAll())
 	require.Eventually(t, func() bool { return !groupAlive(t, b.Process.Pid) }, 10*time.Second, 10*time.Millisecond)
 	require.True(t, groupAlive(t, a.Process.Pid), "a removed record's group is not this ledger's to kill")
+	require.Eventually(t, func() bool {
+		m := groupMembers(t, c.Process.Pid)
+		return len(m) == 1 && m[0] == c.Process.Pid
+	}, 10*time.Second, 10*time.Millisecond, "the members are killed, the leader is left to its parent-death signal")
 
 	err = l.Add(os.Getpid())
 	if syscall.Getpgrp() != os.Getpid() {
