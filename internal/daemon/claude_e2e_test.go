@@ -326,12 +326,19 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 		turns []wire.Turn
 	}
 	var runs []roomRun
-	for _, word := range []string{"alpha", "beta"} {
+	// Each room's two model responses report their own usage; jam usage
+	// --by room shows exactly their sums.
+	want := map[string]wire.UsageSum{}
+	for i, word := range []string{"alpha", "beta"} {
 		room := cr.room(word)
 		// The tool call edits the worktree; the answer after it is
 		// held until the test has seen that nothing is settled yet.
 		gate := make(chan struct{})
-		cr.model.Push(bashCall("echo "+word+" > EDIT.txt && git add EDIT.txt && git -c user.name=claude -c user.email=claude@localhost commit -qm 'edit for "+word+"'"), fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate})
+		call := bashCall("echo " + word + " > EDIT.txt && git add EDIT.txt && git -c user.name=claude -c user.email=claude@localhost commit -qm 'edit for " + word + "'")
+		call.Usage = &fakemodel.Usage{Input: 2100 + i, Cached: 300, Output: 40 + i}
+		answer := fakemodel.Reply{Text: []string{"Edited ", "for " + word + "."}, Hold: gate, Usage: &fakemodel.Usage{Input: 2500 + 10*i, Cached: 2000, Output: 7}}
+		want[room.ID] = wire.UsageSum{Turns: 1, InputTokens: int64(2100 + i - 300 + 2500 + 10*i - 2000), CachedTokens: 2300, OutputTokens: int64(40 + i + 7)}
+		cr.model.Push(call, answer)
 		prior := len(cr.modelTurns())
 		sent := cr.mention(room, "please edit the file for "+word)
 		ctx, cancel := context.WithTimeout(t.Context(), claudeStep)
@@ -388,6 +395,15 @@ func TestClaudeE2E_twoRoomsEditTheirWorktrees(t *testing.T) {
 		require.Equal(t, []int{1, 0, 1}, []int{processed, failed, posts}, "room %s: settled once, never failed, one reply", run.word)
 		require.True(t, cr.calls.postedBeforeSettled(run.sent.ID, run.room.ID), "room %s: the reply was posted before the settlement", run.word)
 	}
+	rep, err := cr.client.Usage(t.Context(), "room", "")
+	require.NoError(t, err)
+	got := map[string]wire.UsageSum{}
+	for _, row := range rep.Rows {
+		require.Equal(t, int64(1), row.Costed, "room %s: Claude Code reports the cost itself", row.Key)
+		require.Zero(t, row.Estimated, "room %s: a reported cost is not estimated", row.Key)
+		got[row.Key] = wire.UsageSum{Turns: row.Turns, InputTokens: row.InputTokens, CachedTokens: row.CachedTokens, OutputTokens: row.OutputTokens}
+	}
+	require.Equal(t, want, got, "jam usage --by room: exactly what the fake model reported")
 	cr.jamd.stop()
 	requireNoAgentLeft(t, 0, cr.marker, "after a clean stop")
 }
