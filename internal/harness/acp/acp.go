@@ -58,7 +58,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/executor/local"
@@ -159,7 +158,7 @@ type session struct {
 // MaxAnswerBytes bounds the answer text a turn keeps (TurnResult.Text);
 // what the agent says beyond it is counted in TurnResult.Omitted. The
 // engine posts less still (engine.MaxReplyParts), with a note.
-const MaxAnswerBytes = 1 << 20
+const MaxAnswerBytes = harness.MaxAnswerBytes
 
 // openSession records a session working in root (as sessionRoot returns
 // it), replacing any of the same id.
@@ -442,36 +441,11 @@ type TurnResult struct {
 	Omitted int
 }
 
-// answer keeps the first MaxAnswerBytes of a turn's answer and counts the
-// rest.
-type answer struct {
-	b       strings.Builder
-	omitted int
-}
-
-func (w *answer) add(s string) {
-	if w.omitted > 0 {
-		w.omitted += len(s)
-		return
-	}
-	room := MaxAnswerBytes - w.b.Len()
-	if len(s) <= room {
-		w.b.WriteString(s)
-		return
-	}
-	cut := room
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	w.b.WriteString(s[:cut])
-	w.omitted = len(s) - cut
-}
-
 // Prompt runs one turn. When ctx ends first, the turn is cancelled
 // (session/cancel) and Prompt waits for the agent to stop, at most
 // StopGrace; the result then says cancelled.
 func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult, error) {
-	var b answer
+	var b harness.Answer
 	var cost float64
 	costed := false
 	a.mu.Lock()
@@ -482,7 +456,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult,
 		s.collect = func(u Update) {
 			switch {
 			case u.SessionUpdate.SessionUpdate == UpdateAgentMessageChunk && u.Content != nil && u.Content.Type == "text":
-				b.add(u.Content.Text)
+				b.Add(u.Content.Text)
 			case u.SessionUpdate.SessionUpdate == UpdateUsage && u.Cost != nil && strings.EqualFold(u.Cost.Currency, "USD"):
 				s.cost, s.costSeen = u.Cost.Amount, true
 				cost, costed = u.Cost.Amount, true
@@ -531,7 +505,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID, text string) (TurnResult,
 		return TurnResult{}, fmt.Errorf("acp: session/prompt: %w", err)
 	}
 	a.mu.Lock()
-	out := TurnResult{StopReason: res.StopReason, Text: b.b.String(), Omitted: b.omitted}
+	out := TurnResult{StopReason: res.StopReason, Text: b.Text(), Omitted: b.Omitted()}
 	if costed && cost > 0 {
 		out.Usage.CostUSD = cost
 	}

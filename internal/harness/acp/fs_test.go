@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -579,17 +578,4 @@ func TestSliceLines(t *testing.T) {
 	require.Equal(t, "", sliceLines(s, n(9), n(1)))
 	require.Equal(t, "a\n", sliceLines(s, nil, n(1)))
 	require.Equal(t, s, sliceLines(s, n(-3), n(-1)))
-}
-
-// TestAnswerKeepsAtMostMaxAnswerBytes: the answer is cut at a UTF-8
-// boundary and the rest only counted.
-func TestAnswerKeepsAtMostMaxAnswerBytes(t *testing.T) {
-	t.Parallel()
-	var w answer
-	w.add(strings.Repeat("a", MaxAnswerBytes-1))
-	w.add("é and more")
-	w.add(strings.Repeat("b", 1000))
-	require.Equal(t, MaxAnswerBytes-1, w.b.Len(), "é does not fit in the last byte")
-	require.True(t, utf8.ValidString(w.b.String()))
-	require.Equal(t, len("é and more")+1000, w.omitted)
 }

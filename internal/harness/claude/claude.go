@@ -58,7 +58,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
@@ -70,7 +69,7 @@ const Name = "claude"
 
 // MaxAnswerBytes bounds the answer a turn keeps (Outcome.Text); the rest
 // is counted in Outcome.Omitted.
-const MaxAnswerBytes = 1 << 20
+const MaxAnswerBytes = harness.MaxAnswerBytes
 
 // Defaults.
 const (
@@ -256,35 +255,11 @@ type turn struct {
 	updates     func(harness.Update)
 	started     bool // its system/init was read
 	interrupted bool
-	text        answer
+	text        harness.Answer
 	todo        map[string]bool // TodoWrite calls, reported as plans
 	done        chan message    // its result
 	costBase    float64
 	costKnown   bool
-}
-
-// answer keeps the first MaxAnswerBytes of a turn's streamed text.
-type answer struct {
-	b       strings.Builder
-	omitted int
-}
-
-func (w *answer) add(s string) {
-	if w.omitted > 0 {
-		w.omitted += len(s)
-		return
-	}
-	room := MaxAnswerBytes - w.b.Len()
-	if len(s) <= room {
-		w.b.WriteString(s)
-		return
-	}
-	cut := room
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	w.b.WriteString(s[:cut])
-	w.omitted = len(s) - cut
 }
 
 // tail keeps the CLI's last lines of stderr, for the errors of a failed
@@ -484,14 +459,14 @@ func (p *process) Prompt(ctx context.Context, thread harness.Thread, in harness.
 	finished = true
 	p.mu.Lock()
 	interrupted, model := t.interrupted, p.model
-	text, omitted := t.text.b.String(), t.text.omitted
+	text, omitted := t.text.Text(), t.text.Omitted()
 	p.mu.Unlock()
 	out := outcome(r, interrupted || ctx.Err() != nil, t.costBase, t.costKnown, model)
 	if text == "" && r.Result != "" && out.StopReason != harness.StopFailed {
 		// Nothing was streamed (no partial messages): the result's text.
-		var a answer
-		a.add(r.Result)
-		text, omitted = a.b.String(), a.omitted
+		var a harness.Answer
+		a.Add(r.Result)
+		text, omitted = a.Text(), a.Omitted()
 	}
 	if out.StopReason != harness.StopFailed {
 		out.Text, out.Omitted = text, omitted
@@ -667,7 +642,7 @@ func (p *process) turnOutput(t *turn, m message) {
 		switch e.Delta.Type {
 		case "text_delta":
 			if e.Delta.Text != "" {
-				t.text.add(e.Delta.Text)
+				t.text.Add(e.Delta.Text)
 				emit(harness.Update{Kind: harness.UpdateText, Text: e.Delta.Text})
 			}
 		case "thinking_delta":

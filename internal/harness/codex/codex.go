@@ -11,11 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
@@ -46,7 +44,7 @@ const maxTitles = 1024
 
 // MaxAnswerBytes bounds the answer text a turn keeps (Outcome.Text); the
 // rest is counted in Outcome.Omitted.
-const MaxAnswerBytes = 1 << 20
+const MaxAnswerBytes = harness.MaxAnswerBytes
 
 // Defaults.
 const (
@@ -206,7 +204,7 @@ type turn struct {
 	// gives no command or reason is titled by its item.
 	titles map[string]string
 
-	answer   answer
+	answer   harness.Answer
 	messages int // agentMessage items completed
 	usage    harness.Usage
 	failure  string // an error Codex will not retry
@@ -416,7 +414,7 @@ func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Inpu
 func (p *process) outcome(tu *turn, model string) harness.Outcome {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := harness.Outcome{ProviderReason: tu.status, Usage: tu.usage, Model: model, Text: tu.answer.b.String(), Omitted: tu.answer.omitted}
+	out := harness.Outcome{ProviderReason: tu.status, Usage: tu.usage, Model: model, Text: tu.answer.Text(), Omitted: tu.answer.Omitted()}
 	switch {
 	case tu.failure != "":
 		out.StopReason, out.ProviderReason = harness.StopFailed, tu.failure
@@ -585,10 +583,10 @@ func (p *process) apply(tu *turn, ev Event) []harness.Update {
 		switch {
 		case ev.Item.Type == ItemAgentMessage:
 			if tu.messages > 0 {
-				tu.answer.add("\n\n")
+				tu.answer.Add("\n\n")
 			}
 			tu.messages++
-			tu.answer.add(ev.Item.Text)
+			tu.answer.Add(ev.Item.Text)
 		case ev.Item.IsTool():
 			send(harness.Update{Kind: harness.UpdateToolEnd, ToolCallID: ev.Item.ID, Title: ev.Item.Title, ToolKind: ev.Item.ToolKind,
 				Status: ToolStatus(ev.Item.Status)})
@@ -662,29 +660,4 @@ func (p *process) handle(ctx context.Context, method string, params json.RawMess
 		return approvalResult{Decision: DecisionAccept}, nil
 	}
 	return approvalResult{Decision: DecisionDecline}, nil
-}
-
-// answer keeps the first MaxAnswerBytes of a turn's answer and counts the
-// rest.
-type answer struct {
-	b       strings.Builder
-	omitted int
-}
-
-func (w *answer) add(s string) {
-	if w.omitted > 0 {
-		w.omitted += len(s)
-		return
-	}
-	room := MaxAnswerBytes - w.b.Len()
-	if len(s) <= room {
-		w.b.WriteString(s)
-		return
-	}
-	cut := room
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	w.b.WriteString(s[:cut])
-	w.omitted = len(s) - cut
 }
