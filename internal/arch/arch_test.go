@@ -48,6 +48,7 @@ var layers = map[string]layer{
 	"internal/harness":             mechanism,
 	"internal/harness/harnesstest": mechanism,
 	"internal/harness/jsonrpc":     mechanism,
+	"internal/harness/procio":      mechanism,
 	"internal/shellwords":          mechanism,
 	"internal/proc":                mechanism,
 	"internal/secret":              mechanism,

@@ -45,7 +45,6 @@
 package acp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,16 +52,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/executor/local"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/harness/procio"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/version"
 )
@@ -115,14 +113,12 @@ type Config struct {
 // Agent is one running ACP agent process.
 type Agent struct {
 	cfg  Config
-	cmd  *exec.Cmd
+	proc *procio.Proc
 	in   io.WriteCloser
 	conn *jsonrpc.Conn
 	info InitializeResult
 
-	wg     sync.WaitGroup
-	exited chan struct{} // closed when the process has exited
-	runErr error         // why the connection ended; valid after exited
+	exited <-chan struct{} // closed when the process has exited (proc.Err says why)
 
 	mu       sync.Mutex
 	sessions map[string]*session // guarded by mu
@@ -208,51 +204,20 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 	// The executor puts the process in a group of its own, so Stop reaches
 	// every child it spawns (under bwrap, the sandbox's whole tree).
-	cmd, err := ex.Command(spec)
+	proc, err := procio.Start(ex, spec)
 	if err != nil {
 		return nil, fmt.Errorf("acp: start %s: %w", cfg.Command[0], err)
 	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := executor.Start(ex, cmd); err != nil {
-		return nil, fmt.Errorf("acp: start %s: %w", cfg.Command[0], err)
-	}
-	a := &Agent{cfg: cfg, cmd: cmd, in: in, exited: make(chan struct{}), sessions: map[string]*session{}}
-	a.conn = jsonrpc.New(out, in, jsonrpc.Options{Handler: a.handle, OnNotify: a.notify})
-	log := cfg.Logger.With("agent_pid", cmd.Process.Pid)
-	a.wg.Go(func() {
-		sc := bufio.NewScanner(errPipe)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			log.Debug("agent stderr", "line", sc.Text())
-		}
-	})
-	a.wg.Go(func() {
-		err := a.conn.Run(context.Background())
-		if err != nil {
-			log.Warn("agent protocol ended", "err", err)
-			// An agent that broke the protocol (a malformed or oversize
-			// line) is not understood any more, and may live on: end its
-			// group, so that Wait returns and every call waiting on the
-			// exit fails now. Not reaped yet, its pid is still its own.
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		// The stream is over: whatever the process does now, it is done
-		// for us. Wait reaps it (Stop kills it if it lingers).
-		werr := cmd.Wait()
-		executor.Reaped(ex, cmd)
-		a.runErr = errors.Join(err, werr)
-		close(a.exited)
+	a := &Agent{cfg: cfg, proc: proc, in: proc.Stdin(), exited: proc.Exited(), sessions: map[string]*session{}}
+	a.conn = jsonrpc.New(proc.Stdout(), a.in, jsonrpc.Options{Handler: a.handle, OnNotify: a.notify})
+	log := cfg.Logger.With("agent_pid", proc.Pid())
+	// An agent that broke the protocol (a malformed or oversize line) is
+	// not understood any more, and may live on: its group is killed
+	// (procio), so that every call waiting on the exit fails now.
+	proc.Watch(procio.Watch{
+		Read:   func() error { return a.conn.Run(context.Background()) },
+		Stderr: func(line string) { log.Debug("agent stderr", "line", line) },
+		Broken: func(err error) { log.Warn("agent protocol ended", "err", err) },
 	})
 
 	ictx, cancel := context.WithTimeout(ctx, cfg.InitTimeout)
@@ -289,7 +254,7 @@ func (a *Agent) Manifest() harness.Manifest {
 }
 
 // Pid is the agent process's id.
-func (a *Agent) Pid() int { return a.cmd.Process.Pid }
+func (a *Agent) Pid() int { return a.proc.Pid() }
 
 // Exited is closed when the agent process has exited.
 func (a *Agent) Exited() <-chan struct{} { return a.exited }
@@ -319,7 +284,7 @@ func (a *Agent) closed(err error) error {
 	default:
 		return err
 	}
-	return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.runErr)
+	return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.proc.Err())
 }
 
 // NewSession opens a session working in dir, which must exist.
@@ -533,34 +498,9 @@ func (a *Agent) Cancel(sessionID string) error {
 // for the agent's goroutines. Safe to call more than once.
 func (a *Agent) Stop(ctx context.Context) error {
 	_ = a.in.Close()
-	pgid := a.cmd.Process.Pid
-	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-		if sig != 0 {
-			_ = syscall.Kill(-pgid, sig)
-		}
-		t := time.NewTimer(a.cfg.StopGrace)
-		select {
-		case <-a.exited:
-			t.Stop()
-			// The leader is gone; children it left in the group go too.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			a.wg.Wait()
-			a.closeSessions()
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-a.exited
-			a.wg.Wait()
-			a.closeSessions()
-			return ctx.Err()
-		}
-	}
-	<-a.exited
-	a.wg.Wait()
+	err := a.proc.Stop(ctx, a.cfg.StopGrace)
 	a.closeSessions()
-	return nil
+	return err
 }
 
 // notify routes a notification from the agent.

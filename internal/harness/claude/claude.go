@@ -52,15 +52,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
+	"github.com/jamhq/jam/internal/harness/procio"
 	"github.com/jamhq/jam/internal/jam"
 )
 
@@ -140,53 +139,25 @@ func launch(ctx context.Context, spec harness.LaunchSpec) (*process, error) {
 	}
 	argv := append(append([]string{}, spec.Argv...), ProtocolArgs(spec.Model, spec.Resume, fresh)...)
 	ex := spec.Executor
-	cmd, err := ex.Command(executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
+	proc, err := procio.Start(ex, executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
 		ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork})
 	if err != nil {
 		return nil, fmt.Errorf("claude: start %s: %w", spec.Argv[0], err)
 	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := executor.Start(ex, cmd); err != nil {
-		return nil, fmt.Errorf("claude: start %s: %w", spec.Argv[0], err)
-	}
-	p := &process{spec: spec, cmd: cmd, in: in, thread: thread, resumed: resumed, exited: make(chan struct{}),
+	p := &process{spec: spec, proc: proc, in: proc.Stdin(), thread: thread, resumed: resumed, exited: proc.Exited(),
 		pending: map[string]chan controlResponse{}, approvals: map[string]context.CancelFunc{},
-		log: spec.Logger.With("harness", Name, "agent_pid", cmd.Process.Pid)}
+		log: spec.Logger.With("harness", Name, "agent_pid", proc.Pid())}
 	p.approveCtx, p.approveStop = context.WithCancel(context.Background())
-	p.wg.Go(func() {
-		sc := bufio.NewScanner(errPipe)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			p.log.Debug("agent stderr", "line", sc.Text())
-			p.stderr.add(sc.Text())
-		}
-	})
-	p.wg.Go(func() {
-		err := p.read(out)
-		if err != nil {
-			p.log.Warn("agent protocol ended", "err", err)
-			// Not understood any more, and may live on: end its group.
-			// Not reaped yet, its pid is still its own.
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		werr := cmd.Wait()
-		executor.Reaped(ex, cmd)
-		p.approveStop()
-		p.mu.Lock()
-		p.runErr = errors.Join(err, werr)
-		p.mu.Unlock()
-		close(p.exited)
+	// Not understood any more, and may live on: its group is killed
+	// (procio).
+	proc.Watch(procio.Watch{
+		Read: func() error { return p.read(proc.Stdout()) },
+		Stderr: func(line string) {
+			p.log.Debug("agent stderr", "line", line)
+			p.stderr.add(line)
+		},
+		Broken: func(err error) { p.log.Warn("agent protocol ended", "err", err) },
+		Exit:   p.approveStop,
 	})
 
 	hctx, cancel := context.WithTimeout(ctx, timeout)
@@ -218,13 +189,13 @@ func launch(ctx context.Context, spec harness.LaunchSpec) (*process, error) {
 // process is one Claude Code process.
 type process struct {
 	spec    harness.LaunchSpec
-	cmd     *exec.Cmd
+	proc    *procio.Proc
 	in      io.WriteCloser
 	log     *slog.Logger
 	thread  harness.Thread
 	resumed bool
-	exited  chan struct{}
-	wg      sync.WaitGroup
+	exited  <-chan struct{} // closed when the process has exited (proc.Err says why)
+	wg      sync.WaitGroup  // the approvals in flight
 	stderr  tail
 
 	// approveCtx ends when the process exits: approvals in flight stop.
@@ -236,7 +207,6 @@ type process struct {
 	turnMu sync.Mutex // one Prompt at a time
 
 	mu        sync.Mutex
-	runErr    error                           // guarded by mu: why the process ended, once exited
 	opened    bool                            // guarded by mu: Open returned the thread
 	agent     string                          // guarded by mu: claude_code_version
 	model     string                          // guarded by mu: the model system/init names
@@ -296,7 +266,7 @@ func (p *process) Manifest() harness.Manifest {
 }
 
 // Pid implements harness.Process.
-func (p *process) Pid() int { return p.cmd.Process.Pid }
+func (p *process) Pid() int { return p.proc.Pid() }
 
 // Exited implements harness.Process.
 func (p *process) Exited() <-chan struct{} { return p.exited }
@@ -335,10 +305,7 @@ func (p *process) Steer(context.Context, harness.Thread, harness.Input) error {
 
 // gone is the error of a process that exited.
 func (p *process) gone() error {
-	p.mu.Lock()
-	err := p.runErr
-	p.mu.Unlock()
-	msg := fmt.Sprintf("claude exited: %v", err)
+	msg := fmt.Sprintf("claude exited: %v", p.proc.Err())
 	if s := p.stderr.String(); s != "" {
 		msg += " (stderr: " + s + ")"
 	}
@@ -511,30 +478,9 @@ func (p *process) Stop(ctx context.Context) error {
 	p.writeMu.Lock()
 	_ = p.in.Close()
 	p.writeMu.Unlock()
-	pgid := p.cmd.Process.Pid
-	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-		if sig != 0 {
-			_ = syscall.Kill(-pgid, sig)
-		}
-		t := time.NewTimer(stopGrace)
-		select {
-		case <-p.exited:
-			t.Stop()
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			p.wg.Wait()
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.exited
-			p.wg.Wait()
-			return ctx.Err()
-		}
-	}
-	<-p.exited
+	err := p.proc.Stop(ctx, stopGrace)
 	p.wg.Wait()
-	return nil
+	return err
 }
 
 // read reads the CLI's output until it ends; a protocol error ends it.

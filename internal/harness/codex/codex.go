@@ -1,23 +1,21 @@
 package codex
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/harness/jsonrpc"
+	"github.com/jamhq/jam/internal/harness/procio"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/version"
 )
@@ -84,49 +82,21 @@ func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Pro
 	}
 	argv := append(slices.Clone(spec.Argv), Subcommand)
 	ex := spec.Executor
-	cmd, err := ex.Command(executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
+	proc, err := procio.Start(ex, executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
 		ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork})
 	if err != nil {
 		return nil, harness.RedactEnv(fmt.Errorf("codex: start %s: %w", argv[0], err), spec.Secrets)
 	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := executor.Start(ex, cmd); err != nil {
-		return nil, harness.RedactEnv(fmt.Errorf("codex: start %s: %w", argv[0], err), spec.Secrets)
-	}
-	p := &process{spec: spec, approve: spec.Approver(), cmd: cmd, in: in,
-		exited: make(chan struct{}), threads: map[string]*thread{}}
-	p.conn = jsonrpc.New(out, in, jsonrpc.Options{Member: jsonrpc.MemberOmitted, Handler: p.handle, OnNotify: p.notify})
-	log := spec.Logger.With("agent_pid", cmd.Process.Pid)
-	p.wg.Go(func() {
-		sc := bufio.NewScanner(errPipe)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			log.Debug("codex stderr", "line", sc.Text())
-		}
-	})
-	p.wg.Go(func() {
-		err := p.conn.Run(context.Background())
-		if err != nil {
-			log.Warn("codex protocol ended", "err", harness.RedactEnv(err, spec.Secrets))
-			// A process that broke the protocol is not understood any
-			// more: end its group so that every wait on it ends now.
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		werr := cmd.Wait()
-		executor.Reaped(ex, cmd)
-		p.runErr = errors.Join(err, werr)
-		close(p.exited)
+	p := &process{spec: spec, approve: spec.Approver(), proc: proc, in: proc.Stdin(),
+		exited: proc.Exited(), threads: map[string]*thread{}}
+	p.conn = jsonrpc.New(proc.Stdout(), p.in, jsonrpc.Options{Member: jsonrpc.MemberOmitted, Handler: p.handle, OnNotify: p.notify})
+	log := spec.Logger.With("agent_pid", proc.Pid())
+	// A process that broke the protocol is not understood any more: its
+	// group is killed (procio), so that every wait on it ends now.
+	proc.Watch(procio.Watch{
+		Read:   func() error { return p.conn.Run(context.Background()) },
+		Stderr: func(line string) { log.Debug("codex stderr", "line", line) },
+		Broken: func(err error) { log.Warn("codex protocol ended", "err", harness.RedactEnv(err, spec.Secrets)) },
 	})
 
 	hctx, cancel := context.WithTimeout(ctx, timeout)
@@ -150,14 +120,12 @@ func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Pro
 type process struct {
 	spec      harness.LaunchSpec
 	approve   harness.Approval
-	cmd       *exec.Cmd
+	proc      *procio.Proc
 	in        io.WriteCloser
 	conn      *jsonrpc.Conn
 	userAgent string
 
-	wg     sync.WaitGroup
-	exited chan struct{} // closed when the process has exited
-	runErr error         // why; valid after exited
+	exited <-chan struct{} // closed when the process has exited (proc.Err says why)
 
 	mu      sync.Mutex
 	threads map[string]*thread // guarded by mu: opened or resumed here
@@ -224,7 +192,7 @@ func (p *process) Manifest() harness.Manifest {
 }
 
 // Pid implements harness.Process.
-func (p *process) Pid() int { return p.cmd.Process.Pid }
+func (p *process) Pid() int { return p.proc.Pid() }
 
 // Exited implements harness.Process.
 func (p *process) Exited() <-chan struct{} { return p.exited }
@@ -250,7 +218,7 @@ func (p *process) closed(err error) error {
 	default:
 		return err
 	}
-	return fmt.Errorf("%w: codex exited: %v", jam.ErrUnavailable, p.runErr)
+	return fmt.Errorf("%w: codex exited: %v", jam.ErrUnavailable, p.proc.Err())
 }
 
 func (p *process) redact(err error) error { return harness.RedactEnv(err, p.spec.Secrets) }
@@ -384,7 +352,7 @@ func (p *process) Prompt(ctx context.Context, th harness.Thread, in harness.Inpu
 		case <-tu.done:
 			return p.outcome(tu, model), nil
 		case <-p.exited:
-			return harness.Outcome{}, p.redact(fmt.Errorf("%w: codex exited during the turn: %v", jam.ErrUnavailable, p.runErr))
+			return harness.Outcome{}, p.redact(fmt.Errorf("%w: codex exited during the turn: %v", jam.ErrUnavailable, p.proc.Err()))
 		case <-failed:
 			// Codex gave up: turn/completed should follow; it is given a
 			// grace, after which the turn fails anyway.
@@ -481,30 +449,7 @@ func (p *process) Steer(ctx context.Context, th harness.Thread, in harness.Input
 // SIGTERM, then SIGKILL. Safe to call more than once.
 func (p *process) Stop(ctx context.Context) error {
 	_ = p.in.Close()
-	pgid := p.cmd.Process.Pid
-	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-		if sig != 0 {
-			_ = syscall.Kill(-pgid, sig)
-		}
-		t := time.NewTimer(stopGrace)
-		select {
-		case <-p.exited:
-			t.Stop()
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			p.wg.Wait()
-			return nil
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.exited
-			p.wg.Wait()
-			return ctx.Err()
-		}
-	}
-	<-p.exited
-	p.wg.Wait()
-	return nil
+	return p.proc.Stop(ctx, stopGrace)
 }
 
 // running is the turn a notification is for: the thread's running turn,
