@@ -3,8 +3,9 @@
 // Claude Code stream-json): a Harness launches a Process on an executor
 // lease, a Process opens or resumes provider threads and runs turns on
 // them, streaming neutral Updates and ending each with a typed Outcome.
-// Adapters live below it (harness/acp, harness/codex); the runtime sees
-// only this package's types.
+// Adapters live below it (harness/acp, harness/claude, harness/codex),
+// sharing Answer (the bounded answer) and harness/procio (start, watch and
+// stop of the CLI process); the runtime sees only this package's types.
 //
 // Invariants every adapter keeps, and harnesstest.Exercise checks:
 //   - a Process is started through LaunchSpec.Executor (the lease's
