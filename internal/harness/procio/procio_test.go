@@ -69,7 +69,8 @@ func TestStop(t *testing.T) {
 		signal syscall.Signal // what ended it; -1: it exited
 	}{
 		{"exits at the end of its input", "echo ready; exec cat", forever, -1},
-		{"ends on SIGTERM", "echo ready; exec sleep 1000", 10 * time.Millisecond, syscall.SIGTERM},
+		// A grace long enough for the process to die of SIGTERM under load.
+		{"ends on SIGTERM", "echo ready; exec sleep 1000", 2 * time.Second, syscall.SIGTERM},
 		{"ignores SIGTERM", "trap '' TERM; echo ready; exec sleep 1000", 10 * time.Millisecond, syscall.SIGKILL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
