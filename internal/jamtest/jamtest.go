@@ -95,6 +95,7 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 		cfg.HTTPAddr = "127.0.0.1:0"
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	begin := time.Now() // a daemon this Start runs started after it
 	d := &Daemon{cancel: cancel, done: make(chan error, 1), Client: apiclient.New(filepath.Join(o.DataDir, datadir.SocketFile))}
 	d.wg.Go(func() { d.done <- daemon.Run(runCtx, cfg, daemon.Streams{Out: io.Discard, Err: logw}) })
 
@@ -115,6 +116,18 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	case r := <-readyc:
 		if r.err != nil {
 			return nil, errors.Join(fmt.Errorf("jamtest: daemon not ready: %w", r.err), d.Stop())
+		}
+		if r.st.StartedAt.Before(begin) {
+			// The socket answered for a daemon that ran on this data
+			// directory before this one started: this one's own result
+			// decides (it is refused, the directory being in use).
+			select {
+			case err := <-d.done:
+				d.done <- err // for Stop
+				return nil, errors.Join(fmt.Errorf("jamtest: daemon exited during start: %w", err), d.Stop())
+			case <-readyCtx.Done():
+				return nil, errors.Join(fmt.Errorf("jamtest: daemon not ready: another daemon (pid %d) answers on %s", r.st.PID, o.DataDir), d.Stop())
+			}
 		}
 		d.Status = r.st
 		return d, nil
