@@ -95,11 +95,11 @@ func TestLifecycleRoutes(t *testing.T) {
 			wantStatus: 409, wantBody: `{"error":{"code":"conflict","message":"retry turn_1: conflict: turn turn_1 is succeeded"}}`,
 		},
 		{
-			name: "account remove", method: "POST", path: "/v1/accounts/work/remove",
+			name: "account remove", method: "POST", path: "/v1/accounts/team/remove",
 			backend: fakeBackend{Lifecycle: apitest.Lifecycle{AccountRemoveFunc: func(_ context.Context, p string) (wire.AccountRemoved, error) {
 				return wire.AccountRemoved{Profile: p}, nil
 			}}},
-			wantStatus: 200, wantBody: `{"profile":"work"}`,
+			wantStatus: 200, wantBody: `{"profile":"team"}`,
 		},
 	}
 	for _, tc := range cases {
