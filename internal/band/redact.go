@@ -76,10 +76,21 @@ func walkErrors(err error, fn func(error)) {
 // '@' in its authority.
 func safeURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
-		u.User = nil
-		u.RawQuery, u.ForceQuery = "", false
-		u.Fragment, u.RawFragment = "", ""
-		return u.String()
+		// A URL without a host whose path starts with "//" prints as an
+		// authority ("//@//@" prints as "//@"), which parses with userinfo
+		// again: strip until the printed form parses without any. Each
+		// round drops at least one "@", so the loop ends.
+		for {
+			u.User = nil
+			u.RawQuery, u.ForceQuery = "", false
+			u.Fragment, u.RawFragment = "", ""
+			s := u.String()
+			v, err := url.Parse(s)
+			if err != nil || v.User == nil {
+				return s
+			}
+			u = v
+		}
 	}
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i]

@@ -86,7 +86,7 @@ func TestRedactURL(t *testing.T) {
 }
 
 func FuzzSafeURL(f *testing.F) {
-	for _, s := range []string{"", "http://h/p?q=1", "https://u:p@h:1/a#f", "ws://h/%zz?k=v", "h?x#y", "//u@h/p", "http://[::1]:8/x?y"} {
+	for _, s := range []string{"", "http://h/p?q=1", "https://u:p@h:1/a#f", "ws://h/%zz?k=v", "h?x#y", "//u@h/p", "http://[::1]:8/x?y", "//@//@", "//a@//b@//c@/p"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
