@@ -13,23 +13,44 @@ import (
 // it. Secret material (keys, message bodies) arrives already sealed by the
 // caller; the store never sees plaintext.
 type Messaging interface {
+	Accounts
+	Peers
+	Bindings
+	Spool
+	Queue
+	RoomRetirement
+	Replies
+	Retention
+}
+
+// Accounts holds the Band accounts (user keys) by profile.
+type Accounts interface {
 	// AccountPut creates or replaces the account of a profile.
 	AccountPut(ctx context.Context, a Account) (Account, error)
+
 	// AccountGet returns one account by profile.
 	AccountGet(ctx context.Context, ws jam.WorkspaceID, profile string) (Account, error)
+
 	// AccountList returns the workspace's accounts by profile.
 	AccountList(ctx context.Context, ws jam.WorkspaceID) ([]Account, error)
+
 	// AccountRemove deletes an account, with its sealed key and its
 	// rooms' cache, in one transaction. An account a peer still uses is
 	// jam.ErrConflict, naming the peers; an unknown one jam.ErrNotFound.
 	AccountRemove(ctx context.Context, ws jam.WorkspaceID, profile string) error
+}
 
+// Peers holds the agents jam answers for, with their sealed keys.
+type Peers interface {
 	// PeerPut creates or replaces a peer; its account must exist.
 	PeerPut(ctx context.Context, p Peer) (Peer, error)
+
 	// PeerGet returns one peer.
 	PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (Peer, error)
+
 	// PeerList returns the workspace's peers by key.
 	PeerList(ctx context.Context, ws jam.WorkspaceID) ([]Peer, error)
+
 	// PeerRemove deletes a peer and what jam holds for it, in one
 	// transaction: its spooled and queued messages (left unsettled on
 	// Band), bindings, retired rooms, reply intents, runtime template and
@@ -37,40 +58,55 @@ type Messaging interface {
 	// worktrees stay as history, and its settled tombstones stay. An
 	// unknown peer is jam.ErrNotFound.
 	PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (PeerRemoved, error)
+}
 
+// Bindings holds which session of a peer owns which room.
+type Bindings interface {
 	// BindingPut binds a session to a room for a peer. If another binding
 	// of the same peer owns the room it is replaced (the steal path), and
 	// its queued messages move to the new binding in the same transaction;
 	// unrouted messages of the room move too. A binding with the same id
 	// is updated in place. It returns the number of queue rows re-homed.
 	BindingPut(ctx context.Context, b Binding) (moved int, err error)
+
 	// BindingGet returns one binding by id.
 	BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (Binding, error)
+
 	// BindingForRoom returns the binding that owns (peer, room).
 	BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (Binding, error)
+
 	// BindingList returns the peer's bindings (all peers when key is zero).
 	BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]Binding, error)
+
 	// BindingDelete detaches a binding; its queued messages move to the
 	// unrouted bucket in the same transaction.
 	BindingDelete(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) error
+}
 
+// Spool holds inbound messages stored before anything else happens to them.
+type Spool interface {
 	// SpoolAppend stores a batch of inbound messages in one transaction
 	// (one fsync). An entry whose message id is already spooled, queued or
 	// settled for the same peer is skipped; Appended says which were new.
 	SpoolAppend(ctx context.Context, entries []SpoolEntry) (SpoolAppendResult, error)
+
 	// SpoolNext returns the oldest spooled entries of one (peer, room)
 	// lane, up to limit, in arrival order.
 	SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, limit int) ([]SpoolEntry, error)
+
 	// SpoolLanes returns every (peer, room) that has spooled entries, for
 	// recovery at start.
 	SpoolLanes(ctx context.Context) ([]Lane, error)
+
 	// SpoolUsage returns the entries and bytes spooled per peer.
 	SpoolUsage(ctx context.Context) ([]SpoolUsage, error)
+
 	// SpoolMove moves one spool entry to the queue in one transaction: the
 	// entry is deleted and the row inserted, so no crash leaves it in both
 	// or in neither. The row goes to the binding that owns (peer, room) at
 	// that moment, read in the same transaction, or to the unrouted bucket.
 	SpoolMove(ctx context.Context, seq int64, row QueueRow) (QueueRow, error)
+
 	// SpoolMoveBatch moves several spool entries to the queue in one
 	// transaction, each exactly as SpoolMove would; rows[i].Seq names the
 	// entry. An entry that is gone yields MoveMissing instead of an error,
@@ -79,30 +115,43 @@ type Messaging interface {
 	// nothing and fails with jam.ErrUnavailable: the entries stay in the
 	// spool (SpoolMove likewise).
 	SpoolMoveBatch(ctx context.Context, rows []QueueRow) ([]SpoolMoved, error)
+
 	// SpoolDrop deletes a spool entry that is consumed without queueing (a
 	// system marker), recording the message as settled.
 	SpoolDrop(ctx context.Context, seq int64, at time.Time) error
+}
 
+// Queue holds routed messages until they settle, and the settled tombstones.
+type Queue interface {
 	// QueueGet returns one queued message.
 	QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (QueueRow, error)
+
 	// QueueList returns queued messages oldest first: of one binding, of
 	// the unrouted bucket (binding "" with Unrouted), or of a peer.
 	QueueList(ctx context.Context, p QueueListParams) ([]QueueRow, error)
+
 	// QueueRooms returns the rooms a peer has queued messages in (routed
 	// or not), each with its oldest message's ReceivedAt, in room order.
 	QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]QueueRoom, error)
+
 	// QueueMark records a claim or delivery on a queued message.
 	QueueMark(ctx context.Context, p QueueMarkParams) error
+
 	// QueueSettle removes a queued message after Band accepted its
 	// settlement and records the settled tombstone, in one transaction.
 	QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error
+
 	// MessageSettled reports whether msg was settled for the peer (its
 	// tombstone is kept, until retention prunes it).
 	MessageSettled(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (bool, error)
+
 	// QueuePruneUnrouted deletes unrouted rows older than before, then
 	// keeps only the newest keep rows per peer; it returns how many went.
 	QueuePruneUnrouted(ctx context.Context, before time.Time, keep int) (int, error)
+}
 
+// RoomRetirement holds the rooms a peer has left.
+type RoomRetirement interface {
 	// RoomRetire retires a room for a peer (the agent left it, or it was
 	// deleted): in one transaction it records the retirement and deletes
 	// the room's spooled entries, queued rows (routed and unrouted) and
@@ -110,18 +159,27 @@ type Messaging interface {
 	// arrive later are dropped when they leave the spool. Retiring a room
 	// twice is harmless.
 	RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (RoomRetired, error)
+
 	// RoomRestore lifts a retirement (the agent was added to the room
 	// again); it reports whether the room was retired.
 	RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error)
+
 	// RoomRetiredList returns the peer's retired rooms.
 	RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error)
+}
 
+// Replies holds the reply intents that make an answer exactly-once.
+type Replies interface {
 	// ReplyIntentPut records (or advances) a reply before and while it is
 	// posted, so a crash between posting and settling never posts twice.
 	ReplyIntentPut(ctx context.Context, r ReplyIntent) error
+
 	// ReplyIntentGet returns the intent of a source message, if any.
 	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (ReplyIntent, error)
+}
 
+// Retention prunes the messaging history.
+type Retention interface {
 	// RetentionPrune deletes settled tombstones older than before, and
 	// reply intents last updated before it whose message is no longer
 	// queued (an intent of a queued message is what keeps a resumed reply

@@ -17,56 +17,91 @@ import (
 // Runtime is the part of the seam that holds owned runtimes: templates,
 // sessions, turns (with their journal), leases and worktrees.
 type Runtime interface {
+	Templates
+	Sessions
+	Turns
+	TurnOutputs
+	Executions
+	SessionMessages
+	Leases
+	Worktrees
+}
+
+// Templates holds owned agents' desired and effective configuration.
+type Templates interface {
 	// TemplatePut creates the template of a peer: desired generation 1,
 	// nothing effective yet. A peer has one template (jam.ErrAlreadyExists).
 	TemplatePut(ctx context.Context, t Template) (Template, error)
+
 	// TemplateGet returns one template.
 	TemplateGet(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID) (Template, error)
+
 	// TemplateForPeer returns the template of a peer.
 	TemplateForPeer(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (Template, error)
+
 	// TemplateList returns the workspace's templates.
 	TemplateList(ctx context.Context, ws jam.WorkspaceID) ([]Template, error)
+
 	// TemplateConfigure replaces the desired configuration, bumps the
 	// desired generation and records what changed.
 	TemplateConfigure(ctx context.Context, p TemplateConfigureParams) (Template, error)
+
 	// TemplateApplied records that a lease started with the desired
 	// configuration of generation: effective catches up and the pending
 	// change empties. A generation that is no longer the desired one is
 	// jam.ErrConflict (the configuration changed again meanwhile).
 	TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (Template, error)
+}
 
+// Sessions holds owned runtime sessions.
+type Sessions interface {
 	// SessionCreate creates a room's session, with its overrides; a peer
 	// has at most one open session per room (jam.ErrAlreadyExists).
 	SessionCreate(ctx context.Context, s Session) (Session, error)
+
 	// SessionGet returns one session.
 	SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID) (Session, error)
+
 	// SessionForRoom returns the room's session of (peer, room): the open
 	// one, else the newest archived one (which a message resumes).
 	SessionForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (Session, error)
+
 	// SessionList returns the workspace's sessions, oldest first.
 	SessionList(ctx context.Context, ws jam.WorkspaceID) ([]Session, error)
+
 	// SessionSetThread records the agent's own session id.
 	SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error
+
 	// SessionSetLifecycle moves a session from one lifecycle state to
 	// another: open ⇄ archived, and either to closed, which is final
 	// (jam.ErrInvalid to leave it). A session not in From is
 	// jam.ErrConflict.
 	SessionSetLifecycle(ctx context.Context, p SessionSetLifecycleParams) error
+}
 
+// Turns holds turns and their journal; transitions are fenced by the lease.
+type Turns interface {
 	// TurnEnqueue appends a queued turn to its session (Seq assigned) and
 	// journals it, in one transaction.
 	TurnEnqueue(ctx context.Context, t Turn) (Turn, error)
+
 	// TurnGet returns one turn.
 	TurnGet(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) (Turn, error)
+
 	// TurnList returns a session's turns in order.
 	TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]Turn, error)
+
 	// TurnTransition moves a turn and journals the move, in one
 	// transaction, which also starts or ends the turn's execution. See
 	// TurnTransitionParams for the fencing rules.
 	TurnTransition(ctx context.Context, p TurnTransitionParams) (Turn, error)
+
 	// TurnJournal returns a turn's transitions in order.
 	TurnJournal(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnJournalEntry, error)
+}
 
+// TurnOutputs holds what a turn streamed, bounded per turn.
+type TurnOutputs interface {
 	// TurnOutputAppend stores one batch of a running turn's output, within
 	// the turn's bounds (BoundTurnOutput), and returns what was kept. The
 	// write is fenced like a transition: the turn must be running (or
@@ -75,47 +110,69 @@ type Runtime interface {
 	// jam.ErrConflict. A batch that keeps nothing of a turn already
 	// truncated is not stored.
 	TurnOutputAppend(ctx context.Context, p TurnOutputAppendParams) (TurnOutputBatch, error)
+
 	// TurnOutput returns a turn's stored output batches in order; none for
 	// a turn that stored nothing.
 	TurnOutput(ctx context.Context, ws jam.WorkspaceID, id jam.TurnID) ([]TurnOutputBatch, error)
+}
+
+// Executions reads the evidence of each agent execution and the usage it reported.
+type Executions interface {
 	// ExecutionList returns a turn's executions, oldest first; none for a
 	// turn that never left queued, or that was recorded before executions
 	// were.
 	ExecutionList(ctx context.Context, ws jam.WorkspaceID, turn jam.TurnID) ([]Execution, error)
+
 	// UsageReport sums the usage of the workspace's ended executions
 	// that started at or after q.Since, grouped by q.By, in the query
 	// itself (a running one has recorded nothing yet):
 	// at most UsageMaxRows groups, in key order, and the total of all of
 	// them.
 	UsageReport(ctx context.Context, q UsageQuery) (UsageReport, error)
+}
 
+// SessionMessages holds messages accepted into a session.
+type SessionMessages interface {
 	// MessageAccept records an accepted session message (Seq assigned), in
 	// one transaction with what its routing does: a queue message enqueues
 	// its turn (p.Turn, journalled), a steer message names the running
 	// turn it reached (which must still be running, else
 	// jam.ErrConflict), a note is stored alone.
 	MessageAccept(ctx context.Context, p MessageAcceptParams) (SessionMessage, Turn, error)
+
 	// MessageGet returns one session message.
 	MessageGet(ctx context.Context, ws jam.WorkspaceID, id jam.MessageID) (SessionMessage, error)
+
 	// MessageList returns a session's messages in order.
 	MessageList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]SessionMessage, error)
+}
 
+// Leases holds the fenced leases under which sessions run.
+type Leases interface {
 	// LeaseAcquire ends the holder's live lease, if any (reason
 	// lease_replaced), and starts a new one with the next generation, in
 	// one transaction.
 	LeaseAcquire(ctx context.Context, p LeaseAcquireParams) (Lease, error)
+
 	// LeaseEnd ends a live lease; ending one already ended is
 	// jam.ErrConflict.
 	LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error
+
 	// LeaseLive returns the holder's live lease.
 	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (Lease, error)
+}
 
+// Worktrees holds the sessions' git worktrees.
+type Worktrees interface {
 	// WorktreePut records a session's worktree (or updates it by id).
 	WorktreePut(ctx context.Context, w Worktree) (Worktree, error)
+
 	// WorktreeForSession returns a session's worktree.
 	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (Worktree, error)
+
 	// WorktreeList returns the workspace's worktrees, oldest first.
 	WorktreeList(ctx context.Context, ws jam.WorkspaceID) ([]Worktree, error)
+
 	// WorktreeSetState moves a worktree from one state to another; a
 	// worktree not in From is jam.ErrConflict.
 	WorktreeSetState(ctx context.Context, p WorktreeSetStateParams) (Worktree, error)

@@ -23,12 +23,22 @@ type Store interface {
 	// RuntimeRetention prunes the owned runtimes' history.
 	RuntimeRetention
 
+	Workspaces
+	Settings
+	DaemonRuns
+
 	// Info describes the open store.
 	Info(ctx context.Context) (Info, error)
 	// Check runs the dialect's consistency check and returns an error
 	// wrapping jam.ErrUnavailable if it finds damage.
 	Check(ctx context.Context) error
 
+	// Close releases the store. It is safe to call more than once.
+	Close() error
+}
+
+// Workspaces holds the tenancy boundaries.
+type Workspaces interface {
 	// WorkspaceEnsure returns the workspace named p.Name, creating it with
 	// p.ID when no workspace has that name. An ID that already belongs to a
 	// workspace of another name is jam.ErrAlreadyExists.
@@ -37,7 +47,10 @@ type Store interface {
 	WorkspaceGet(ctx context.Context, id jam.WorkspaceID) (Workspace, error)
 	// WorkspaceList returns every workspace, oldest first.
 	WorkspaceList(ctx context.Context) ([]Workspace, error)
+}
 
+// Settings holds workspace-scoped key/value settings.
+type Settings interface {
 	// SettingGet returns one setting of one workspace.
 	SettingGet(ctx context.Context, ws jam.WorkspaceID, key string) (Setting, error)
 	// SettingPut creates or replaces one setting.
@@ -45,16 +58,16 @@ type Store interface {
 	// SettingDelete removes one setting; deleting a missing key is
 	// jam.ErrNotFound.
 	SettingDelete(ctx context.Context, ws jam.WorkspaceID, key string) error
+}
 
+// DaemonRuns records each run of a daemon on a node.
+type DaemonRuns interface {
 	// DaemonRunStart records that a daemon started and returns the new run
 	// together with the previous run of the same node, if any.
 	DaemonRunStart(ctx context.Context, p DaemonRunStartParams) (DaemonRunStartResult, error)
 	// DaemonRunStop records the clean stop of a run: jam.ErrNotFound for an
 	// unknown run, jam.ErrConflict for one already stopped.
 	DaemonRunStop(ctx context.Context, id int64, at time.Time) error
-
-	// Close releases the store. It is safe to call more than once.
-	Close() error
 }
 
 // Info describes an open store.
