@@ -35,7 +35,7 @@ RETURNING ` + accountColumns
 // names the account of another profile is jam.ErrAlreadyExists; a missing
 // workspace is jam.ErrNotFound.
 func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account, error) {
-	a, err := validateAccount(a)
+	a, err := a.Canonical()
 	if err != nil {
 		return store.Account{}, fmt.Errorf("account put %q: %w", a.Profile, err)
 	}
@@ -61,36 +61,9 @@ func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account,
 	return out, nil
 }
 
-// validateAccount checks a and returns it with its UUIDs canonical.
-func validateAccount(a store.Account) (store.Account, error) {
-	if err := validateWorkspaceID(a.WorkspaceID); err != nil {
-		return a, err
-	}
-	if _, err := jam.ParseID[jam.AccountID](string(a.ID)); err != nil {
-		return a, err
-	}
-	if err := validateProfile(a.Profile); err != nil {
-		return a, err
-	}
-	if err := validateBandURL(a.BandURL); err != nil {
-		return a, err
-	}
-	var err error
-	if a.UserID, err = parseUUID(a.UserID); err != nil {
-		return a, err
-	}
-	if err := validateText("handle", a.Handle); err != nil {
-		return a, err
-	}
-	if err := validateSealed("sealed key", a.KeySealed); err != nil {
-		return a, err
-	}
-	return a, validateTime("created at", a.CreatedAt)
-}
-
 // AccountGet implements [store.Messaging].
 func (s *Store) AccountGet(ctx context.Context, ws jam.WorkspaceID, profile string) (store.Account, error) {
-	if err := validateAccountKey(ws, profile); err != nil {
+	if err := store.ValidateAccountKey(ws, profile); err != nil {
 		return store.Account{}, fmt.Errorf("account get %q: %w", profile, err)
 	}
 	a, err := scanAccount(s.reader.QueryRowContext(ctx, accountSelect, ws, profile))
@@ -103,16 +76,9 @@ func (s *Store) AccountGet(ctx context.Context, ws jam.WorkspaceID, profile stri
 	return a, nil
 }
 
-func validateAccountKey(ws jam.WorkspaceID, profile string) error {
-	if err := validateWorkspaceID(ws); err != nil {
-		return err
-	}
-	return validateProfile(profile)
-}
-
 // AccountList implements [store.Messaging].
 func (s *Store) AccountList(ctx context.Context, ws jam.WorkspaceID) ([]store.Account, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("account list: %w", err)
 	}
 	out, err := queryAll(ctx, s.reader, scanAccount, accountSelectAll, ws)

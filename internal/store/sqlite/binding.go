@@ -48,7 +48,7 @@ ON CONFLICT (id) DO UPDATE SET
 // another workspace, or an alias another binding of the peer holds, is
 // jam.ErrAlreadyExists.
 func (s *Store) BindingPut(ctx context.Context, b store.Binding) (int, error) {
-	b, err := validateBinding(b)
+	b, err := b.Canonical()
 	if err != nil {
 		return 0, fmt.Errorf("binding put %s: %w", b.ID, err)
 	}
@@ -105,33 +105,9 @@ func (s *Store) BindingPut(ctx context.Context, b store.Binding) (int, error) {
 	return int(moved), nil
 }
 
-// validateBinding checks b and returns it with its UUIDs canonical.
-func validateBinding(b store.Binding) (store.Binding, error) {
-	if _, err := jam.ParseID[jam.BindingID](string(b.ID)); err != nil {
-		return b, err
-	}
-	if err := validateScope(b.WorkspaceID, b.Peer); err != nil {
-		return b, err
-	}
-	var err error
-	if b.Room, err = parseUUID(b.Room); err != nil {
-		return b, err
-	}
-	if err := validateRequiredText("alias", b.Alias); err != nil {
-		return b, err
-	}
-	if _, err := jam.ParseID[jam.SessionID](string(b.SessionID)); err != nil {
-		return b, err
-	}
-	if _, err := jam.ParseEnum("runtime mode", string(b.Mode), jam.RuntimeModes); err != nil {
-		return b, err
-	}
-	return b, validateTime("created at", b.CreatedAt)
-}
-
 // BindingGet implements [store.Messaging].
 func (s *Store) BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (store.Binding, error) {
-	if err := validateBindingKey(ws, id); err != nil {
+	if err := store.ValidateBindingKey(ws, id); err != nil {
 		return store.Binding{}, fmt.Errorf("binding get %s: %w", id, err)
 	}
 	b, err := scanBinding(s.reader.QueryRowContext(ctx, bindingSelect, ws, id))
@@ -144,17 +120,9 @@ func (s *Store) BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.Bindi
 	return b, nil
 }
 
-func validateBindingKey(ws jam.WorkspaceID, id jam.BindingID) error {
-	if err := validateWorkspaceID(ws); err != nil {
-		return err
-	}
-	_, err := jam.ParseID[jam.BindingID](string(id))
-	return err
-}
-
 // BindingForRoom implements [store.Messaging].
 func (s *Store) BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (store.Binding, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.Binding{}, fmt.Errorf("binding for room %s: %w", room, err)
 	}
 	room, err := parseUUID(room)
@@ -173,7 +141,7 @@ func (s *Store) BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.
 
 // BindingList implements [store.Messaging]: by peer, then alias.
 func (s *Store) BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.Binding, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("binding list: %w", err)
 	}
 	var out []store.Binding
@@ -195,7 +163,7 @@ func (s *Store) BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.Pee
 // BindingDelete implements [store.Messaging]: the binding's queue rows move
 // to the unrouted bucket in the same transaction.
 func (s *Store) BindingDelete(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) error {
-	if err := validateBindingKey(ws, id); err != nil {
+	if err := store.ValidateBindingKey(ws, id); err != nil {
 		return fmt.Errorf("binding delete %s: %w", id, err)
 	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {

@@ -26,7 +26,7 @@ WHERE node = ? AND id < ? ORDER BY id DESC LIMIT 1`
 // previous run share a transaction, so two daemons starting on one node
 // each see the other's run, never the same predecessor twice.
 func (s *Store) DaemonRunStart(ctx context.Context, p store.DaemonRunStartParams) (store.DaemonRunStartResult, error) {
-	if err := validateDaemonRunStart(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.DaemonRunStartResult{}, fmt.Errorf("daemon run start %s: %w", p.Node, err)
 	}
 	res := store.DaemonRunStartResult{Run: store.DaemonRun{
@@ -54,25 +54,6 @@ func (s *Store) DaemonRunStart(ctx context.Context, p store.DaemonRunStartParams
 		return store.DaemonRunStartResult{}, fmt.Errorf("daemon run start %s: %w", p.Node, err)
 	}
 	return res, nil
-}
-
-func validateDaemonRunStart(p store.DaemonRunStartParams) error {
-	if p.Node == "" {
-		return fmt.Errorf("%w: node is empty", jam.ErrInvalid)
-	}
-	if err := validateText("node", p.Node); err != nil {
-		return err
-	}
-	if err := validateText("version", p.Version); err != nil {
-		return err
-	}
-	if p.PID <= 0 {
-		return fmt.Errorf("%w: pid %d is not positive", jam.ErrInvalid, p.PID)
-	}
-	if p.At.IsZero() {
-		return fmt.Errorf("%w: time is zero", jam.ErrInvalid)
-	}
-	return nil
 }
 
 // DaemonRunStop implements [store.Store]. Stopping a stopped run is

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -46,7 +44,7 @@ const (
 )
 
 // emptyPayload is what an event without a payload stores.
-const emptyPayload = "{}"
+const emptyPayload = store.EmptyEventPayload
 
 // EventAppend implements [store.Events]. Every record is validated before
 // the transaction starts. Like SpoolAppend, the batch goes in as few
@@ -56,7 +54,7 @@ func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]
 	rows := make([]store.EventRecord, len(events))
 	for i, e := range events {
 		var err error
-		if rows[i], err = validateEvent(e); err != nil {
+		if rows[i], err = e.Canonical(); err != nil {
 			return nil, fmt.Errorf("event append: event %d (%s): %w", i, e.Kind, err)
 		}
 	}
@@ -119,73 +117,9 @@ func (s *Store) eventInsertChunk(ctx context.Context, stmt *sql.Stmt, rows []sto
 	return err
 }
 
-// validateEvent checks an event and returns it in stored form: UUIDs
-// canonical, an empty payload as {}.
-func validateEvent(e store.EventRecord) (store.EventRecord, error) {
-	if err := validateWorkspaceID(e.WorkspaceID); err != nil {
-		return e, err
-	}
-	if err := validateEventKind(e.Kind); err != nil {
-		return e, err
-	}
-	if !e.Peer.IsZero() {
-		if err := e.Peer.Validate(); err != nil {
-			return e, err
-		}
-	}
-	var err error
-	if e.Room != "" {
-		if e.Room, err = parseUUID(e.Room); err != nil {
-			return e, err
-		}
-	}
-	if e.MessageID != "" {
-		if e.MessageID, err = parseUUID(e.MessageID); err != nil {
-			return e, err
-		}
-	}
-	if e.Payload, err = validateEventPayload(e.Payload); err != nil {
-		return e, err
-	}
-	return e, validateTime("created at", e.CreatedAt)
-}
-
-func validateEventKind(kind string) error {
-	if kind == "" {
-		return fmt.Errorf("%w: event kind is empty", jam.ErrInvalid)
-	}
-	if len(kind) > store.MaxEventKindLen {
-		return fmt.Errorf("%w: event kind is longer than %d bytes", jam.ErrInvalid, store.MaxEventKindLen)
-	}
-	for i := 0; i < len(kind); i++ {
-		c := kind[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("%w: event kind %q: character %q is not allowed", jam.ErrInvalid, kind, c)
-		}
-	}
-	return nil
-}
-
-// validateEventPayload accepts a JSON object (or nothing, stored as {}).
-// The text must also be storable as TEXT: JSON escapes NUL, so a valid
-// document never holds a raw one, and invalid UTF-8 is refused.
-func validateEventPayload(p json.RawMessage) (json.RawMessage, error) {
-	if len(bytes.TrimSpace(p)) == 0 {
-		return json.RawMessage(emptyPayload), nil
-	}
-	if len(p) > store.MaxEventPayloadLen {
-		return nil, fmt.Errorf("%w: event payload is %d bytes, over %d", jam.ErrInvalid, len(p), store.MaxEventPayloadLen)
-	}
-	// json.Valid lets invalid UTF-8 inside strings pass.
-	if !json.Valid(p) || !utf8.Valid(p) || bytes.TrimLeft(p, " \t\r\n")[0] != '{' {
-		return nil, fmt.Errorf("%w: event payload is not a JSON object", jam.ErrInvalid)
-	}
-	return p, nil
-}
-
 // EventList implements [store.Events].
 func (s *Store) EventList(ctx context.Context, ws jam.WorkspaceID, after int64, limit int) ([]store.EventRecord, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("event list: %w", err)
 	}
 	if limit < 1 || limit > store.MaxEventListLimit {
@@ -200,7 +134,7 @@ func (s *Store) EventList(ctx context.Context, ws jam.WorkspaceID, after int64, 
 
 // EventLast implements [store.Events].
 func (s *Store) EventLast(ctx context.Context, ws jam.WorkspaceID) (int64, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return 0, fmt.Errorf("event last: %w", err)
 	}
 	var seq int64

@@ -33,7 +33,7 @@ const (
 
 // PeerRemove implements [store.Messaging].
 func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.PeerRemoved, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.PeerRemoved{}, fmt.Errorf("remove peer %s: %w", key, err)
 	}
 	var out store.PeerRemoved
@@ -79,7 +79,7 @@ func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 
 // AccountRemove implements [store.Messaging].
 func (s *Store) AccountRemove(ctx context.Context, ws jam.WorkspaceID, profile string) error {
-	if err := validateAccountKey(ws, profile); err != nil {
+	if err := store.ValidateAccountKey(ws, profile); err != nil {
 		return fmt.Errorf("remove account %s: %w", profile, err)
 	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {

@@ -25,7 +25,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // TurnOutputAppend implements [store.Runtime].
 func (s *Store) TurnOutputAppend(ctx context.Context, p store.TurnOutputAppendParams) (store.TurnOutputBatch, error) {
-	if err := validateOutputAppend(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.TurnOutputBatch{}, fmt.Errorf("turn output %s: %w", p.TurnID, err)
 	}
 	kept := store.TurnOutputBatch{TurnID: p.TurnID, Batch: p.Batch, At: p.At.UTC().Truncate(time.Microsecond)}
@@ -65,28 +65,6 @@ func (s *Store) TurnOutputAppend(ctx context.Context, p store.TurnOutputAppendPa
 		return store.TurnOutputBatch{}, fmt.Errorf("turn output %s batch %d: %w", p.TurnID, p.Batch, err)
 	}
 	return kept, nil
-}
-
-// validateOutputAppend checks a batch to store.
-func validateOutputAppend(p store.TurnOutputAppendParams) error {
-	if _, err := jam.ParseID[jam.WorkspaceID](string(p.WorkspaceID)); err != nil {
-		return err
-	}
-	if _, err := jam.ParseID[jam.TurnID](string(p.TurnID)); err != nil {
-		return err
-	}
-	if p.Batch < 1 {
-		return fmt.Errorf("%w: batch %d (batches are numbered from 1)", jam.ErrInvalid, p.Batch)
-	}
-	if len(p.Updates) == 0 {
-		return fmt.Errorf("%w: batch %d is empty", jam.ErrInvalid, p.Batch)
-	}
-	for i, u := range p.Updates {
-		if u.Kind == "" {
-			return fmt.Errorf("%w: update %d has no kind", jam.ErrInvalid, i)
-		}
-	}
-	return validateTime("at", p.At)
 }
 
 // TurnOutput implements [store.Runtime].

@@ -35,7 +35,7 @@ FROM peers p JOIN accounts a ON a.workspace_id = p.workspace_id AND a.profile = 
 // agent id that belongs to another peer of the workspace is
 // jam.ErrAlreadyExists. Replacing a peer keeps its CreatedAt.
 func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
-	p, err := validatePeer(p)
+	p, err := p.Canonical()
 	if err != nil {
 		return store.Peer{}, fmt.Errorf("peer put %s: %w", p.Key, err)
 	}
@@ -62,36 +62,9 @@ func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
 	return p, nil
 }
 
-// validatePeer checks p and returns it with its UUIDs canonical.
-func validatePeer(p store.Peer) (store.Peer, error) {
-	if err := validateWorkspaceID(p.WorkspaceID); err != nil {
-		return p, err
-	}
-	if err := validatePeerKey(p.Key); err != nil {
-		return p, err
-	}
-	if _, err := jam.ParseID[jam.AccountID](string(p.AccountID)); err != nil {
-		return p, err
-	}
-	var err error
-	if p.AgentID, err = parseUUID(p.AgentID); err != nil {
-		return p, err
-	}
-	if err := validateText("handle", p.Handle); err != nil {
-		return p, err
-	}
-	if err := validateText("name", p.Name); err != nil {
-		return p, err
-	}
-	if err := validateSealed("sealed key", p.KeySealed); err != nil {
-		return p, err
-	}
-	return p, validateTime("created at", p.CreatedAt)
-}
-
 // PeerGet implements [store.Messaging].
 func (s *Store) PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.Peer, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.Peer{}, fmt.Errorf("peer get %s: %w", key, err)
 	}
 	p, err := scanPeer(s.reader.QueryRowContext(ctx, peerSelect, ws, key.Profile, key.Scope))
@@ -106,7 +79,7 @@ func (s *Store) PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey
 
 // PeerList implements [store.Messaging].
 func (s *Store) PeerList(ctx context.Context, ws jam.WorkspaceID) ([]store.Peer, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("peer list: %w", err)
 	}
 	out, err := queryAll(ctx, s.reader, scanPeer, peerSelectAll, ws)
@@ -114,14 +87,6 @@ func (s *Store) PeerList(ctx context.Context, ws jam.WorkspaceID) ([]store.Peer,
 		return nil, fmt.Errorf("peer list: %w", err)
 	}
 	return out, nil
-}
-
-// validateScope checks the (workspace, peer) pair most lookups take.
-func validateScope(ws jam.WorkspaceID, key jam.PeerKey) error {
-	if err := validateWorkspaceID(ws); err != nil {
-		return err
-	}
-	return validatePeerKey(key)
 }
 
 // peerExists reports whether the peer exists, inside tx so the answer

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -52,7 +51,7 @@ var (
 
 // QuarantineSpool implements [store.Quarantine].
 func (s *Store) QuarantineSpool(ctx context.Context, seq int64, reason string, at time.Time) (store.QuarantinedRecord, error) {
-	reason, err := validateQuarantine(reason, at)
+	reason, err := store.ValidateQuarantine(reason, at)
 	if err == nil && seq < 1 {
 		err = fmt.Errorf("%w: seq %d is not positive", jam.ErrInvalid, seq)
 	}
@@ -72,9 +71,9 @@ func (s *Store) QuarantineSpool(ctx context.Context, seq int64, reason string, a
 
 // QuarantineQueue implements [store.Quarantine].
 func (s *Store) QuarantineQueue(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, reason string, at time.Time) (store.QuarantinedRecord, error) {
-	reason, err := validateQuarantine(reason, at)
+	reason, err := store.ValidateQuarantine(reason, at)
 	if err == nil {
-		msg, err = validateMessageKey(ws, key, msg)
+		msg, err = store.ValidateMessageKey(ws, key, msg)
 	}
 	if err != nil {
 		return store.QuarantinedRecord{}, fmt.Errorf("quarantine queued message %s: %w", msg, err)
@@ -103,7 +102,7 @@ func (s *Store) QuarantineQueue(ctx context.Context, ws jam.WorkspaceID, key jam
 // each row found is inspected again inside the writer's transaction
 // before it moves, so a row changed meanwhile is judged as it is now.
 func (s *Store) QuarantineInvalid(ctx context.Context, at time.Time) ([]store.QuarantinedRecord, error) {
-	if err := validateTime("time", at); err != nil {
+	if err := store.ValidateTime("time", at); err != nil {
 		return nil, fmt.Errorf("quarantine invalid records: %w", err)
 	}
 	type found struct {
@@ -136,7 +135,7 @@ func (s *Store) QuarantineInvalid(ctx context.Context, at time.Time) ([]store.Qu
 			if err != nil {
 				return err
 			}
-			rec, err := quarantineRow(ctx, tx, f.table, f.rowid, cutReason("invalid columns: "+in.problem), at)
+			rec, err := quarantineRow(ctx, tx, f.table, f.rowid, store.CutQuarantineReason("invalid columns: "+in.problem), at)
 			if err != nil {
 				return err
 			}
@@ -152,7 +151,7 @@ func (s *Store) QuarantineInvalid(ctx context.Context, at time.Time) ([]store.Qu
 
 // QuarantineList implements [store.Quarantine].
 func (s *Store) QuarantineList(ctx context.Context, ws jam.WorkspaceID, limit int) ([]store.QuarantinedRecord, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("quarantine list: %w", err)
 	}
 	if limit < 0 {
@@ -167,27 +166,6 @@ func (s *Store) QuarantineList(ctx context.Context, ws jam.WorkspaceID, limit in
 		return nil, fmt.Errorf("quarantine list: %w", err)
 	}
 	return out, nil
-}
-
-func validateQuarantine(reason string, at time.Time) (string, error) {
-	if strings.TrimSpace(reason) == "" {
-		return reason, fmt.Errorf("%w: reason is empty", jam.ErrInvalid)
-	}
-	return cutReason(reason), validateTime("time", at)
-}
-
-// cutReason makes reason storable: valid UTF-8 without NUL bytes, at most
-// store.MaxQuarantineReasonLen bytes.
-func cutReason(reason string) string {
-	reason = strings.ReplaceAll(strings.ToValidUTF8(reason, "\uFFFD"), "\x00", "")
-	if len(reason) <= store.MaxQuarantineReasonLen {
-		return reason
-	}
-	cut := store.MaxQuarantineReasonLen
-	for cut > 0 && !utf8.RuneStart(reason[cut]) {
-		cut--
-	}
-	return reason[:cut]
 }
 
 // quarantineRow moves one row of t, named by its rowid, to the quarantine

@@ -163,7 +163,7 @@ func TestCutReason(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tt.want, cutReason(tt.in))
+			require.Equal(t, tt.want, store.CutQuarantineReason(tt.in))
 		})
 	}
 }
@@ -173,7 +173,7 @@ func FuzzCutReason(f *testing.F) {
 	f.Add("a\x00\xffb")
 	f.Add(strings.Repeat("é", store.MaxQuarantineReasonLen))
 	f.Fuzz(func(t *testing.T, in string) {
-		out := cutReason(in)
+		out := store.CutQuarantineReason(in)
 		require.LessOrEqual(t, len(out), store.MaxQuarantineReasonLen)
 		require.NotContains(t, out, "\x00")
 		require.True(t, strings.ToValidUTF8(out, "") == out, "valid UTF-8")
@@ -193,7 +193,7 @@ func FuzzJudgeRow(f *testing.F) {
 		}
 		e := store.SpoolEntry{Seq: seq, WorkspaceID: jam.WorkspaceID(ws), Peer: jam.PeerKey{Profile: profile, Scope: scope},
 			Room: jam.RoomID(room), MessageID: jam.PlatformMessageID(msg), Sealed: []byte("x"), ReceivedAt: fromMicros(received)}
-		_, err := validateSpoolEntry(e)
+		_, err := e.Canonical()
 		require.NoError(t, err, "a row the judge passes is a valid entry")
 	})
 }

@@ -93,7 +93,7 @@ func queueRowArgs(r store.QueueRow) []any {
 
 // QueueGet implements [store.Messaging].
 func (s *Store) QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.QueueRow, error) {
-	msg, err := validateMessageKey(ws, key, msg)
+	msg, err := store.ValidateMessageKey(ws, key, msg)
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("queue get %s: %w", msg, err)
 	}
@@ -107,15 +107,6 @@ func (s *Store) QueueGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	return r, nil
 }
 
-// validateMessageKey checks a (workspace, peer, message) and returns the
-// message id canonical.
-func validateMessageKey(ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (jam.PlatformMessageID, error) {
-	if err := validateScope(ws, key); err != nil {
-		return msg, err
-	}
-	return parseMessageID(msg)
-}
-
 // QueueList implements [store.Messaging]. The selection is, in order of
 // precedence: Binding set (that binding's rows, optionally also filtered
 // by Peer); Unrouted (the bucket, optionally of one Peer); Peer set (all
@@ -123,7 +114,7 @@ func validateMessageKey(ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMes
 // workspace. Room filters any of them. Limit 0 means no limit. Binding
 // together with Unrouted is jam.ErrInvalid.
 func (s *Store) QueueList(ctx context.Context, p store.QueueListParams) ([]store.QueueRow, error) {
-	p, err := validateQueueList(p)
+	p, err := p.Canonical()
 	if err != nil {
 		return nil, fmt.Errorf("queue list: %w", err)
 	}
@@ -160,7 +151,7 @@ func (s *Store) QueueList(ctx context.Context, p store.QueueListParams) ([]store
 // peer's rows (a restart with a large backlog reconciles its rooms with
 // it; loading every row took seconds at 100,000).
 func (s *Store) QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.QueueRoom, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("queue rooms: %w", err)
 	}
 	if err := key.Validate(); err != nil {
@@ -181,47 +172,12 @@ func (s *Store) QueueRooms(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 	return out, nil
 }
 
-func validateQueueList(p store.QueueListParams) (store.QueueListParams, error) {
-	if err := validateWorkspaceID(p.WorkspaceID); err != nil {
-		return p, err
-	}
-	if !p.Peer.IsZero() {
-		if err := p.Peer.Validate(); err != nil {
-			return p, err
-		}
-	}
-	if p.Binding != "" {
-		if p.Unrouted {
-			return p, fmt.Errorf("%w: unrouted and binding %s are exclusive", jam.ErrInvalid, p.Binding)
-		}
-		if _, err := jam.ParseID[jam.BindingID](string(p.Binding)); err != nil {
-			return p, err
-		}
-	}
-	if p.Room != "" {
-		var err error
-		if p.Room, err = parseUUID(p.Room); err != nil {
-			return p, err
-		}
-	}
-	if p.Limit < 0 {
-		return p, fmt.Errorf("%w: limit %d is negative", jam.ErrInvalid, p.Limit)
-	}
-	if p.After < 0 {
-		return p, fmt.Errorf("%w: after %d is negative", jam.ErrInvalid, p.After)
-	}
-	if p.Delivered && p.Unrouted {
-		return p, fmt.Errorf("%w: delivered rows are routed; unrouted and delivered are exclusive", jam.ErrInvalid)
-	}
-	return p, nil
-}
-
 // QueueMark implements [store.Messaging]. A claim sets the state and
 // ClaimedAt; a delivery sets the state and DeliveredAt and counts one
 // attempt. Marks record progress rather than fence it, so a redelivery
 // may claim a delivered row again. A missing row is jam.ErrNotFound.
 func (s *Store) QueueMark(ctx context.Context, p store.QueueMarkParams) error {
-	msg, err := validateMessageKey(p.WorkspaceID, p.Peer, p.MessageID)
+	msg, err := store.ValidateMessageKey(p.WorkspaceID, p.Peer, p.MessageID)
 	if err != nil {
 		return fmt.Errorf("queue mark %s: %w", p.MessageID, err)
 	}
@@ -234,7 +190,7 @@ func (s *Store) QueueMark(ctx context.Context, p store.QueueMarkParams) error {
 	default:
 		return fmt.Errorf("queue mark %s: %w: state %q is not %q or %q", msg, jam.ErrInvalid, p.State, store.QueueClaimed, store.QueueDelivered)
 	}
-	if err := validateTime("time", p.At); err != nil {
+	if err := store.ValidateTime("time", p.At); err != nil {
 		return fmt.Errorf("queue mark %s: %w", msg, err)
 	}
 	// Concurrent marks share a transaction (markGroup).
@@ -246,11 +202,11 @@ func (s *Store) QueueMark(ctx context.Context, p store.QueueMarkParams) error {
 // queued but already has a tombstone succeeds, so a retried settlement is
 // idempotent; a message that is neither is jam.ErrNotFound.
 func (s *Store) QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, at time.Time) error {
-	msg, err := validateMessageKey(ws, key, msg)
+	msg, err := store.ValidateMessageKey(ws, key, msg)
 	if err != nil {
 		return fmt.Errorf("queue settle %s: %w", msg, err)
 	}
-	if err := validateTime("time", at); err != nil {
+	if err := store.ValidateTime("time", at); err != nil {
 		return fmt.Errorf("queue settle %s: %w", msg, err)
 	}
 	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
@@ -282,7 +238,7 @@ func (s *Store) QueueSettle(ctx context.Context, ws jam.WorkspaceID, key jam.Pee
 // keep (by seq) of each peer. Pruned rows get no tombstone: Band still
 // holds them as unprocessed, and may replay them.
 func (s *Store) QueuePruneUnrouted(ctx context.Context, before time.Time, keep int) (int, error) {
-	if err := validateTime("before", before); err != nil {
+	if err := store.ValidateTime("before", before); err != nil {
 		return 0, fmt.Errorf("queue prune unrouted: %w", err)
 	}
 	if keep < 0 {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -34,7 +33,7 @@ WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
 // intent is posted only when every part is. UpdatedAt defaults to
 // CreatedAt.
 func (s *Store) ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error {
-	r, err := validateReplyIntent(r)
+	r, err := r.Canonical()
 	if err != nil {
 		return fmt.Errorf("reply intent put %s: %w", r.MessageID, err)
 	}
@@ -48,7 +47,7 @@ func (s *Store) ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error {
 		if err != nil {
 			return err
 		}
-		if err := checkReplyAdvance(old, r); err != nil {
+		if err := store.ValidateReplyAdvance(old, r); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, replyAdvance, r.Posted, joinIDs(r.PostedIDs), r.State, r.UpdatedAt.UnixMicro(),
@@ -61,71 +60,9 @@ func (s *Store) ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error {
 	return nil
 }
 
-// validateReplyIntent checks r and returns it with its UUIDs canonical and
-// UpdatedAt defaulted.
-func validateReplyIntent(r store.ReplyIntent) (store.ReplyIntent, error) {
-	var err error
-	if r.MessageID, err = validateMessageKey(r.WorkspaceID, r.Peer, r.MessageID); err != nil {
-		return r, err
-	}
-	if r.Room, err = parseUUID(r.Room); err != nil {
-		return r, err
-	}
-	if err := validateSealed("sealed reply", r.Sealed); err != nil {
-		return r, err
-	}
-	if r.Parts < 1 {
-		return r, fmt.Errorf("%w: parts %d is not positive", jam.ErrInvalid, r.Parts)
-	}
-	if r.Posted < 0 || r.Posted > r.Parts {
-		return r, fmt.Errorf("%w: posted %d is outside 0..%d", jam.ErrInvalid, r.Posted, r.Parts)
-	}
-	if len(r.PostedIDs) != r.Posted {
-		return r, fmt.Errorf("%w: %d posted ids for %d posted parts", jam.ErrInvalid, len(r.PostedIDs), r.Posted)
-	}
-	ids := make([]jam.PlatformMessageID, len(r.PostedIDs))
-	for i, id := range r.PostedIDs {
-		if ids[i], err = parseUUID(id); err != nil {
-			return r, err
-		}
-	}
-	r.PostedIDs = ids
-	switch r.State {
-	case store.ReplyPending:
-	case store.ReplyPosted:
-		if r.Posted != r.Parts {
-			return r, fmt.Errorf("%w: posted with %d of %d parts", jam.ErrInvalid, r.Posted, r.Parts)
-		}
-	default:
-		return r, fmt.Errorf("%w: reply state %q is not %q or %q", jam.ErrInvalid, r.State, store.ReplyPending, store.ReplyPosted)
-	}
-	if err := validateTime("created at", r.CreatedAt); err != nil {
-		return r, err
-	}
-	if r.UpdatedAt.IsZero() {
-		r.UpdatedAt = r.CreatedAt
-	}
-	return r, nil
-}
-
-// checkReplyAdvance reports whether next only advances old.
-func checkReplyAdvance(old, next store.ReplyIntent) error {
-	switch {
-	case next.Room != old.Room:
-		return fmt.Errorf("%w: intent is for room %s, not %s", jam.ErrConflict, old.Room, next.Room)
-	case next.Parts != old.Parts:
-		return fmt.Errorf("%w: intent has %d parts, not %d", jam.ErrConflict, old.Parts, next.Parts)
-	case next.Posted < old.Posted || !slices.Equal(next.PostedIDs[:old.Posted], old.PostedIDs):
-		return fmt.Errorf("%w: intent already posted %v", jam.ErrConflict, old.PostedIDs)
-	case old.State == store.ReplyPosted && next.State != store.ReplyPosted:
-		return fmt.Errorf("%w: intent is already posted", jam.ErrConflict)
-	}
-	return nil
-}
-
 // ReplyIntentGet implements [store.Messaging]; no intent is jam.ErrNotFound.
 func (s *Store) ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (store.ReplyIntent, error) {
-	msg, err := validateMessageKey(ws, key, msg)
+	msg, err := store.ValidateMessageKey(ws, key, msg)
 	if err != nil {
 		return store.ReplyIntent{}, fmt.Errorf("reply intent get %s: %w", msg, err)
 	}

@@ -30,9 +30,9 @@ WHERE lane_key = jam_spool_key(?1, ?2, ?3, ?4) AND workspace_id = ?1 AND profile
 
 // RoomRetire implements [store.Messaging].
 func (s *Store) RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, at time.Time) (store.RoomRetired, error) {
-	room, err := validateLane(ws, key, room)
+	room, err := store.ValidateLane(ws, key, room)
 	if err == nil {
-		err = validateTime("retired at", at)
+		err = store.ValidateTime("retired at", at)
 	}
 	if err != nil {
 		return store.RoomRetired{}, fmt.Errorf("retire room %s: %w", room, err)
@@ -73,7 +73,7 @@ func (s *Store) RoomRetire(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 
 // RoomRestore implements [store.Messaging].
 func (s *Store) RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (bool, error) {
-	room, err := validateLane(ws, key, room)
+	room, err := store.ValidateLane(ws, key, room)
 	if err != nil {
 		return false, fmt.Errorf("restore room %s: %w", room, err)
 	}
@@ -90,7 +90,7 @@ func (s *Store) RoomRestore(ctx context.Context, ws jam.WorkspaceID, key jam.Pee
 
 // RoomRetiredList implements [store.Messaging].
 func (s *Store) RoomRetiredList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]jam.RoomID, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return nil, fmt.Errorf("list retired rooms: %w", err)
 	}
 	rows, err := s.reader.QueryContext(ctx, retiredSelect, ws, key.Profile, key.Scope)

@@ -59,7 +59,7 @@ WHERE workspace_id = ? AND account_id = ? ORDER BY staged_at DESC, message_id DE
 // advanced inside the writer's IMMEDIATE transaction, so two writes of one
 // room can never both pass the check with the same sequence.
 func (s *Store) RoomCacheApply(ctx context.Context, p store.RoomCacheApplyParams) error {
-	p, err := validateRoomCacheApply(p)
+	p, err := p.Canonical()
 	if err != nil {
 		return fmt.Errorf("room cache apply %s@%d: %w", p.Room, p.Seq, err)
 	}
@@ -161,113 +161,6 @@ func stageAttention(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, acct ja
 	return err
 }
 
-// validateRoomCacheApply checks p and returns it with its UUIDs canonical
-// and its attention items scoped to p's workspace, account and room.
-func validateRoomCacheApply(p store.RoomCacheApplyParams) (store.RoomCacheApplyParams, error) {
-	var err error
-	if p.Room, err = validateRoomKey(p.WorkspaceID, p.AccountID, p.Room); err != nil {
-		return p, err
-	}
-	if p.Seq < 1 {
-		return p, fmt.Errorf("%w: sequence %d is not positive", jam.ErrInvalid, p.Seq)
-	}
-	if err := validateTime("at", p.At); err != nil {
-		return p, err
-	}
-	if n := len(p.Upserts) + len(p.Deletes); n > store.MaxRoomCacheApplyItems {
-		return p, fmt.Errorf("%w: %d upserts and deletes, over %d", jam.ErrInvalid, n, store.MaxRoomCacheApplyItems)
-	}
-	seen := make(map[jam.PlatformMessageID]bool, len(p.Upserts)+len(p.Deletes))
-	upserts := make([]store.RoomCacheItem, len(p.Upserts))
-	for i, it := range p.Upserts {
-		if it.MessageID, err = parseUUID(it.MessageID); err != nil {
-			return p, err
-		}
-		if seen[it.MessageID] {
-			return p, fmt.Errorf("%w: message %s is written twice", jam.ErrInvalid, it.MessageID)
-		}
-		seen[it.MessageID] = true
-		if it.Seq < 1 || it.Seq > p.Seq {
-			return p, fmt.Errorf("%w: item %s sequence %d is outside 1..%d", jam.ErrInvalid, it.MessageID, it.Seq, p.Seq)
-		}
-		if err := validateTime("inserted at", it.InsertedAt); err != nil {
-			return p, err
-		}
-		if err := validateSealed("sealed message", it.Sealed); err != nil {
-			return p, err
-		}
-		upserts[i] = it
-	}
-	p.Upserts = upserts
-	deletes := make([]jam.PlatformMessageID, len(p.Deletes))
-	for i, id := range p.Deletes {
-		if deletes[i], err = parseUUID(id); err != nil {
-			return p, err
-		}
-		if seen[deletes[i]] {
-			return p, fmt.Errorf("%w: message %s is written twice", jam.ErrInvalid, deletes[i])
-		}
-		seen[deletes[i]] = true
-	}
-	p.Deletes = deletes
-	attention := make([]store.AttentionItem, len(p.Attention))
-	for i, a := range p.Attention {
-		if a, err = validateAttention(p, a); err != nil {
-			return p, err
-		}
-		attention[i] = a
-	}
-	p.Attention = attention
-	return p, nil
-}
-
-func validateAttention(p store.RoomCacheApplyParams, a store.AttentionItem) (store.AttentionItem, error) {
-	if (a.WorkspaceID != "" && a.WorkspaceID != p.WorkspaceID) || (a.AccountID != "" && a.AccountID != p.AccountID) {
-		return a, fmt.Errorf("%w: attention item of another account", jam.ErrInvalid)
-	}
-	a.WorkspaceID, a.AccountID = p.WorkspaceID, p.AccountID
-	if a.Room == "" {
-		a.Room = p.Room
-	}
-	var err error
-	if a.Room, err = parseUUID(a.Room); err != nil {
-		return a, err
-	}
-	if a.Room != p.Room {
-		return a, fmt.Errorf("%w: attention item of room %s in a write of room %s", jam.ErrInvalid, a.Room, p.Room)
-	}
-	if a.MessageID, err = parseUUID(a.MessageID); err != nil {
-		return a, err
-	}
-	if a.SenderID, err = parseUUID(a.SenderID); err != nil {
-		return a, err
-	}
-	if err := validateRequiredText("attention kind", a.Kind); err != nil {
-		return a, err
-	}
-	if err := validateTime("message at", a.MessageAt); err != nil {
-		return a, err
-	}
-	return a, validateTime("staged at", a.StagedAt)
-}
-
-// validateRoomKey checks the (workspace, account, room) of a room cache
-// call and returns the canonical room id.
-func validateRoomKey(ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID) (jam.RoomID, error) {
-	if err := validateAccountRef(ws, acct); err != nil {
-		return room, err
-	}
-	return parseUUID(room)
-}
-
-func validateAccountRef(ws jam.WorkspaceID, acct jam.AccountID) error {
-	if err := validateWorkspaceID(ws); err != nil {
-		return err
-	}
-	_, err := jam.ParseID[jam.AccountID](string(acct))
-	return err
-}
-
 // limitOr validates a list limit; 0 selects def.
 func limitOr(limit, def int) (int, error) {
 	switch {
@@ -281,7 +174,7 @@ func limitOr(limit, def int) (int, error) {
 
 // RoomCacheStates implements [store.RoomCache].
 func (s *Store) RoomCacheStates(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID) ([]store.RoomCacheState, error) {
-	if err := validateAccountRef(ws, acct); err != nil {
+	if err := store.ValidateAccountRef(ws, acct); err != nil {
 		return nil, fmt.Errorf("room cache states: %w", err)
 	}
 	out, err := queryAll(ctx, s.reader, scanRoomCacheState, roomStateSelectAll, ws, acct)
@@ -304,7 +197,7 @@ func scanRoomCacheState(row scanner) (store.RoomCacheState, error) {
 // RoomCacheItems implements [store.RoomCache]. A limit above
 // store.RoomCacheWindow is clamped to it.
 func (s *Store) RoomCacheItems(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomCacheItem, error) {
-	room, err := validateRoomKey(ws, acct, room)
+	room, err := store.ValidateRoomKey(ws, acct, room)
 	if err == nil {
 		limit, err = limitOr(limit, store.RoomCacheWindow)
 	}
@@ -331,7 +224,7 @@ func scanRoomCacheItem(row scanner) (store.RoomCacheItem, error) {
 // RoomCacheRetire implements [store.RoomCache]. Retiring a room with
 // nothing cached is not an error.
 func (s *Store) RoomCacheRetire(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID) error {
-	room, err := validateRoomKey(ws, acct, room)
+	room, err := store.ValidateRoomKey(ws, acct, room)
 	if err != nil {
 		return fmt.Errorf("room cache retire %s: %w", room, err)
 	}
@@ -351,7 +244,7 @@ func (s *Store) RoomCacheRetire(ctx context.Context, ws jam.WorkspaceID, acct ja
 // RoomSystemAppend implements [store.RoomCache]. An unknown account is
 // jam.ErrNotFound.
 func (s *Store) RoomSystemAppend(ctx context.Context, m store.RoomSystemMessage) error {
-	m, err := validateRoomSystemMessage(m)
+	m, err := m.Canonical()
 	if err != nil {
 		return fmt.Errorf("room system append %s: %w", m.MessageID, err)
 	}
@@ -373,29 +266,9 @@ func (s *Store) RoomSystemAppend(ctx context.Context, m store.RoomSystemMessage)
 	return nil
 }
 
-func validateRoomSystemMessage(m store.RoomSystemMessage) (store.RoomSystemMessage, error) {
-	var err error
-	if m.Room, err = validateRoomKey(m.WorkspaceID, m.AccountID, m.Room); err != nil {
-		return m, err
-	}
-	if m.MessageID, err = parseUUID(m.MessageID); err != nil {
-		return m, err
-	}
-	if m.ParticipantID, err = parseUUID(m.ParticipantID); err != nil {
-		return m, err
-	}
-	if err := validateTime("inserted at", m.InsertedAt); err != nil {
-		return m, err
-	}
-	if err := validateSealed("sealed message", m.Sealed); err != nil {
-		return m, err
-	}
-	return m, validateTime("created at", m.CreatedAt)
-}
-
 // RoomSystemList implements [store.RoomCache].
 func (s *Store) RoomSystemList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomSystemMessage, error) {
-	room, err := validateRoomKey(ws, acct, room)
+	room, err := store.ValidateRoomKey(ws, acct, room)
 	if err == nil {
 		limit, err = limitOr(limit, store.MaxRoomSystemMessages)
 	}
@@ -422,7 +295,7 @@ func scanRoomSystemMessage(row scanner) (store.RoomSystemMessage, error) {
 
 // AttentionList implements [store.RoomCache].
 func (s *Store) AttentionList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, limit int) ([]store.AttentionItem, error) {
-	err := validateAccountRef(ws, acct)
+	err := store.ValidateAccountRef(ws, acct)
 	if err == nil {
 		limit, err = limitOr(limit, store.MaxAttentionItems)
 	}

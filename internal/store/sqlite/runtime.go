@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -117,16 +116,10 @@ func isUniqueViolation(err error) bool {
 // TemplatePut implements [store.Runtime]. A new template's pending change
 // is "created": nothing has run with it yet.
 func (s *Store) TemplatePut(ctx context.Context, t store.Template) (store.Template, error) {
-	err := validateScope(t.WorkspaceID, t.Peer)
-	if err == nil {
-		_, err = jam.ParseID[jam.TemplateID](string(t.ID))
-	}
+	err := t.Validate()
 	var desired string
 	if err == nil {
 		desired, err = encodeConfig(t.Desired)
-	}
-	if err == nil {
-		err = validateTime("created at", t.CreatedAt)
 	}
 	if err != nil {
 		return store.Template{}, fmt.Errorf("template put: %w", err)
@@ -143,19 +136,8 @@ func (s *Store) TemplatePut(ctx context.Context, t store.Template) (store.Templa
 
 // encodeConfig validates and encodes a template configuration.
 func encodeConfig(c store.TemplateConfig) (string, error) {
-	if c.Harness == "" || len(c.Command) == 0 || c.Command[0] == "" {
-		return "", fmt.Errorf("%w: a runtime configuration needs a harness and a command", jam.ErrInvalid)
-	}
-	if _, err := jam.ParseEnum("placement", string(c.Placement), jam.Placements); err != nil {
+	if err := c.Validate(); err != nil {
 		return "", err
-	}
-	if c.Permission != "allow" && c.Permission != "reject" {
-		return "", fmt.Errorf("%w: permission %q (want allow or reject)", jam.ErrInvalid, c.Permission)
-	}
-	for _, f := range append([]string{c.Harness, c.Model, c.Repo}, c.Command...) {
-		if err := validateText("runtime configuration", f); err != nil {
-			return "", err
-		}
 	}
 	b, err := json.Marshal(c)
 	return string(b), err
@@ -190,12 +172,10 @@ func (s *Store) TemplateList(ctx context.Context, ws jam.WorkspaceID) ([]store.T
 
 // TemplateConfigure implements [store.Runtime].
 func (s *Store) TemplateConfigure(ctx context.Context, p store.TemplateConfigureParams) (store.Template, error) {
-	desired, err := encodeConfig(p.Desired)
+	err := p.Validate()
+	var desired string
 	if err == nil {
-		err = validateTime("time", p.At)
-	}
-	if err == nil {
-		err = validateRequiredText("change", p.Change)
+		desired, err = encodeConfig(p.Desired)
 	}
 	if err != nil {
 		return store.Template{}, fmt.Errorf("template configure: %w", err)
@@ -212,7 +192,7 @@ func (s *Store) TemplateConfigure(ctx context.Context, p store.TemplateConfigure
 
 // TemplateApplied implements [store.Runtime].
 func (s *Store) TemplateApplied(ctx context.Context, ws jam.WorkspaceID, id jam.TemplateID, generation int64, at time.Time) (store.Template, error) {
-	if err := validateTime("time", at); err != nil {
+	if err := store.ValidateTime("time", at); err != nil {
 		return store.Template{}, fmt.Errorf("template applied %s: %w", id, err)
 	}
 	res, err := s.writer.ExecContext(ctx, templateSetApplied, at.UnixMicro(), ws, id, generation)
@@ -248,25 +228,7 @@ func scanTemplate(row scanner) (store.Template, error) {
 
 // SessionCreate implements [store.Runtime].
 func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Session, error) {
-	room, err := validateLane(ss.WorkspaceID, ss.Peer, ss.Room)
-	if err == nil {
-		_, err = jam.ParseID[jam.SessionID](string(ss.ID))
-	}
-	if err == nil {
-		_, err = jam.ParseID[jam.TemplateID](string(ss.TemplateID))
-	}
-	if err == nil {
-		err = validateTime("created at", ss.CreatedAt)
-	}
-	if err == nil {
-		err = validateText("provider thread", ss.ProviderThread)
-	}
-	if ss.Lifecycle == "" {
-		ss.Lifecycle = jam.SessionOpen
-	}
-	if err == nil {
-		_, err = jam.ParseEnum("session lifecycle", string(ss.Lifecycle), jam.SessionLifecycles)
-	}
+	ss, err := ss.Canonical()
 	var overrides string
 	if err == nil {
 		overrides, err = encodeOverrides(ss.Overrides)
@@ -274,7 +236,6 @@ func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Sess
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session create: %w", err)
 	}
-	ss.Room = room
 	at := ss.CreatedAt.UnixMicro()
 	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at, overrides)
 	if err != nil {
@@ -297,7 +258,7 @@ func (s *Store) SessionGet(ctx context.Context, ws jam.WorkspaceID, id jam.Sessi
 
 // SessionForRoom implements [store.Runtime].
 func (s *Store) SessionForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (store.Session, error) {
-	room, err := validateLane(ws, key, room)
+	room, err := store.ValidateLane(ws, key, room)
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session for room: %w", err)
 	}
@@ -319,11 +280,7 @@ func (s *Store) SessionList(ctx context.Context, ws jam.WorkspaceID) ([]store.Se
 
 // SessionSetThread implements [store.Runtime].
 func (s *Store) SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam.SessionID, thread string, at time.Time) error {
-	err := validateText("provider thread", thread)
-	if err == nil {
-		err = validateTime("time", at)
-	}
-	if err != nil {
+	if err := store.ValidateSessionThread(thread, at); err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
 	res, err := s.writer.ExecContext(ctx, sessionSetThread, thread, at.UnixMicro(), ws, id)
@@ -338,17 +295,7 @@ func (s *Store) SessionSetThread(ctx context.Context, ws jam.WorkspaceID, id jam
 
 // SessionSetLifecycle implements [store.Runtime].
 func (s *Store) SessionSetLifecycle(ctx context.Context, p store.SessionSetLifecycleParams) error {
-	_, err := jam.ParseEnum("session lifecycle", string(p.From), jam.SessionLifecycles)
-	if err == nil {
-		_, err = jam.ParseEnum("session lifecycle", string(p.To), jam.SessionLifecycles)
-	}
-	if err == nil && p.From == jam.SessionClosed {
-		err = fmt.Errorf("%w: a closed session stays closed", jam.ErrInvalid)
-	}
-	if err == nil {
-		err = validateTime("time", p.At)
-	}
-	if err != nil {
+	if err := p.Validate(); err != nil {
 		return fmt.Errorf("session %s: %w", p.ID, err)
 	}
 	res, err := s.writer.ExecContext(ctx, sessionSetLife, p.To, p.At.UnixMicro(), p.WorkspaceID, p.ID, p.From)
@@ -380,19 +327,10 @@ func scanSession(row scanner) (store.Session, error) {
 	return ss, nil
 }
 
-// encodeOverrides checks a session's overrides and gives their JSON: a
-// command, when set, names a program; a repository is an absolute path.
+// encodeOverrides checks a session's overrides and gives their JSON.
 func encodeOverrides(o store.SessionOverrides) (string, error) {
-	if len(o.Command) > 0 && o.Command[0] == "" {
-		return "", fmt.Errorf("%w: an overriding command needs a program", jam.ErrInvalid)
-	}
-	if o.Repo != "" && !filepath.IsAbs(o.Repo) {
-		return "", fmt.Errorf("%w: overriding repository %q is not an absolute path", jam.ErrInvalid, o.Repo)
-	}
-	for _, f := range append([]string{o.Repo}, o.Command...) {
-		if err := validateText("session overrides", f); err != nil {
-			return "", err
-		}
+	if err := o.Validate(); err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(o)
 	return string(b), err
@@ -400,10 +338,11 @@ func encodeOverrides(o store.SessionOverrides) (string, error) {
 
 // TurnEnqueue implements [store.Runtime].
 func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, error) {
-	if err := validateTurn(&t); err != nil {
+	t, err := t.Canonical()
+	if err != nil {
 		return store.Turn{}, fmt.Errorf("turn enqueue: %w", err)
 	}
-	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
+	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		if _, err := scanSession(tx.QueryRowContext(ctx, sessionSelect, t.WorkspaceID, t.SessionID)); err != nil {
 			return notFoundAs(err, "no such session")
 		}
@@ -427,24 +366,6 @@ func (s *Store) TurnEnqueue(ctx context.Context, t store.Turn) (store.Turn, erro
 	return s.TurnGet(ctx, t.WorkspaceID, t.ID)
 }
 
-// validateTurn checks a turn to enqueue.
-func validateTurn(t *store.Turn) error {
-	_, err := jam.ParseID[jam.TurnID](string(t.ID))
-	if err == nil {
-		_, err = jam.ParseEnum("routing", string(t.Routing), jam.Routings)
-	}
-	if err == nil && t.SourceMessageID != "" {
-		t.SourceMessageID, err = parseMessageID(t.SourceMessageID)
-	}
-	if err == nil && t.MessageID != "" {
-		_, err = jam.ParseID[jam.MessageID](string(t.MessageID))
-	}
-	if err == nil {
-		err = validateTime("created at", t.CreatedAt)
-	}
-	return err
-}
-
 // insertTurn appends a queued turn to its session and journals it.
 func insertTurn(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
 	at := t.CreatedAt.UnixMicro()
@@ -460,29 +381,7 @@ func insertTurn(ctx context.Context, tx *sql.Tx, t *store.Turn) error {
 
 // MessageAccept implements store.Runtime.
 func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) (store.SessionMessage, store.Turn, error) {
-	m := p.Message
-	_, err := jam.ParseID[jam.MessageID](string(m.ID))
-	if err == nil {
-		_, err = jam.ParseEnum("routing", string(m.Routing), jam.Routings)
-	}
-	if err == nil {
-		_, err = jam.ParseEnum("requested routing", string(m.Requested), jam.Routings)
-	}
-	if err == nil && m.SourceMessageID != "" {
-		m.SourceMessageID, err = parseMessageID(m.SourceMessageID)
-	}
-	if err == nil {
-		err = validateText("text", m.Text)
-	}
-	if err == nil && m.Text == "" && m.SourceMessageID == "" {
-		err = fmt.Errorf("%w: a message needs text", jam.ErrInvalid)
-	}
-	if err == nil {
-		err = validateTime("created at", m.CreatedAt)
-	}
-	if err == nil && m.Requested != m.Routing && (m.Requested != jam.RoutingSteer || m.Routing != jam.RoutingQueue) {
-		err = fmt.Errorf("%w: a %s message cannot take effect as %s", jam.ErrInvalid, m.Requested, m.Routing)
-	}
+	m, err := p.Message.Canonical()
 	t := p.Turn
 	switch m.Routing {
 	case jam.RoutingQueue:
@@ -491,7 +390,7 @@ func (s *Store) MessageAccept(ctx context.Context, p store.MessageAcceptParams) 
 			t.CreatedAt = m.CreatedAt
 		}
 		if err == nil {
-			err = validateTurn(&t)
+			t, err = t.Canonical()
 		}
 		m.TurnID = t.ID
 	case jam.RoutingSteer:
@@ -603,45 +502,19 @@ func (s *Store) TurnList(ctx context.Context, ws jam.WorkspaceID, session jam.Se
 
 // TurnTransition implements [store.Runtime].
 func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams) (store.Turn, error) {
-	if !p.From.CanMoveTo(p.To) {
-		return store.Turn{}, fmt.Errorf("turn %s: %w: %s cannot move to %s", p.ID, jam.ErrInvalid, p.From, p.To)
-	}
-	if err := validateTime("time", p.At); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
-	}
-	if err := validateText("reason", p.Reason); err != nil {
-		return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
-	}
-	if p.Detail != "" && !p.To.Terminal() {
-		return store.Turn{}, fmt.Errorf("turn %s: %w: only a move to a terminal state carries a detail", p.ID, jam.ErrInvalid)
 	}
 	detail := store.BoundTurnDetail(p.Detail)
-	if len(p.ConsumeNotes) > 0 && p.To != jam.TurnRunning {
-		return store.Turn{}, fmt.Errorf("turn %s: %w: notes are consumed by a turn moving to running", p.ID, jam.ErrInvalid)
-	}
 	var usage store.ExecutionUsage
 	if p.Usage != nil {
-		if !p.To.Terminal() {
-			return store.Turn{}, fmt.Errorf("turn %s: %w: only a move to a terminal state carries usage", p.ID, jam.ErrInvalid)
-		}
 		usage = *p.Usage
-		if err := usage.Validate(); err != nil {
-			return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
-		}
-		if err := validateText("model", usage.Model); err != nil {
-			return store.Turn{}, fmt.Errorf("turn %s: %w", p.ID, err)
-		}
 	}
 	var cost sql.NullInt64
 	if usage.CostKnown {
 		cost = sql.NullInt64{Int64: usage.CostMicros, Valid: true}
 	}
 	starts := p.From == jam.TurnQueued && p.To == jam.TurnPreparing
-	if starts {
-		if _, err := jam.ParseID[jam.ExecutionID](string(p.Execution)); err != nil {
-			return store.Turn{}, fmt.Errorf("turn %s: execution: %w", p.ID, err)
-		}
-	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		t, err := s.scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
 		if err != nil {
@@ -786,17 +659,10 @@ func (s *Store) scanTurn(row scanner) (store.Turn, error) {
 
 // LeaseAcquire implements [store.Runtime].
 func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (store.Lease, error) {
-	_, err := jam.ParseID[jam.LeaseID](string(p.ID))
-	if err == nil {
-		err = validateRequiredText("holder", p.Holder)
-	}
-	if err == nil {
-		err = validateTime("time", p.At)
-	}
-	if err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Lease{}, fmt.Errorf("lease acquire: %w", err)
 	}
-	err = inTx(ctx, s.writer, func(tx *sql.Tx) error {
+	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
 		old, err := scanLease(tx.QueryRowContext(ctx, leaseLiveOf, p.WorkspaceID, p.Holder))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -829,11 +695,7 @@ func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (s
 
 // LeaseEnd implements [store.Runtime].
 func (s *Store) LeaseEnd(ctx context.Context, ws jam.WorkspaceID, id jam.LeaseID, reason string, at time.Time) error {
-	err := validateText("reason", reason)
-	if err == nil {
-		err = validateTime("time", at)
-	}
-	if err != nil {
+	if err := store.ValidateLeaseEnd(reason, at); err != nil {
 		return fmt.Errorf("lease end %s: %w", id, err)
 	}
 	res, err := s.writer.ExecContext(ctx, leaseEnd, reason, at.UnixMicro(), ws, id)
@@ -869,25 +731,7 @@ func scanLease(row scanner) (store.Lease, error) {
 
 // WorktreePut implements [store.Runtime].
 func (s *Store) WorktreePut(ctx context.Context, w store.Worktree) (store.Worktree, error) {
-	_, err := jam.ParseID[jam.WorktreeID](string(w.ID))
-	if err == nil {
-		_, err = jam.ParseID[jam.SessionID](string(w.SessionID))
-	}
-	if err == nil {
-		err = validateRequiredText("path", w.Path)
-	}
-	if err == nil {
-		err = validateText("repository", w.Repo)
-	}
-	if err == nil {
-		err = validateText("branch", w.Branch)
-	}
-	if err == nil {
-		err = validateTime("created at", w.CreatedAt)
-	}
-	if err == nil {
-		err = validWorktreeState(w.State)
-	}
+	err := w.Validate()
 	if err != nil {
 		return store.Worktree{}, fmt.Errorf("worktree put: %w", err)
 	}
@@ -924,14 +768,7 @@ func (s *Store) WorktreeList(ctx context.Context, ws jam.WorkspaceID) ([]store.W
 
 // WorktreeSetState implements [store.Runtime].
 func (s *Store) WorktreeSetState(ctx context.Context, p store.WorktreeSetStateParams) (store.Worktree, error) {
-	err := validateTime("time", p.At)
-	if err == nil {
-		err = validWorktreeState(p.From)
-	}
-	if err == nil {
-		err = validWorktreeState(p.To)
-	}
-	if err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Worktree{}, fmt.Errorf("worktree %s: %w", p.ID, err)
 	}
 	res, err := s.writer.ExecContext(ctx, worktreeSetState, p.To, p.At.UnixMicro(), p.WorkspaceID, p.ID, p.From)
@@ -946,14 +783,6 @@ func (s *Store) WorktreeSetState(ctx context.Context, p store.WorktreeSetStatePa
 		return store.Worktree{}, fmt.Errorf("worktree %s %s→%s: %w: it is %s", p.ID, p.From, p.To, jam.ErrConflict, w.State)
 	}
 	return w, nil
-}
-
-func validWorktreeState(state string) error {
-	switch state {
-	case store.WorktreeActive, store.WorktreeArchived, store.WorktreeRemoved:
-		return nil
-	}
-	return fmt.Errorf("%w: worktree state %q", jam.ErrInvalid, state)
 }
 
 func scanWorktree(row scanner) (store.Worktree, error) {

@@ -22,7 +22,7 @@ ON CONFLICT (workspace_id, key) DO UPDATE SET value = excluded.value, updated_at
 
 // SettingGet implements [store.Store].
 func (s *Store) SettingGet(ctx context.Context, ws jam.WorkspaceID, key string) (store.Setting, error) {
-	if err := validateSettingKey(ws, key); err != nil {
+	if err := store.ValidateSettingKey(ws, key); err != nil {
 		return store.Setting{}, fmt.Errorf("setting get %q: %w", key, err)
 	}
 	var st store.Setting
@@ -42,7 +42,7 @@ func (s *Store) SettingGet(ctx context.Context, ws jam.WorkspaceID, key string) 
 // same IMMEDIATE transaction as the write, so a missing workspace is
 // reported as ErrNotFound rather than as a foreign-key failure.
 func (s *Store) SettingPut(ctx context.Context, p store.SettingPutParams) (store.Setting, error) {
-	if err := validateSettingPut(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Setting{}, fmt.Errorf("setting put %q: %w", p.Key, err)
 	}
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
@@ -67,25 +67,9 @@ func (s *Store) SettingPut(ctx context.Context, p store.SettingPutParams) (store
 	}, nil
 }
 
-func validateSettingPut(p store.SettingPutParams) error {
-	if err := validateSettingKey(p.WorkspaceID, p.Key); err != nil {
-		return err
-	}
-	if len(p.Value) > store.MaxSettingValueLen {
-		return fmt.Errorf("%w: value has %d bytes, limit %d", jam.ErrInvalid, len(p.Value), store.MaxSettingValueLen)
-	}
-	if err := validateText("value", p.Value); err != nil {
-		return err
-	}
-	if p.At.IsZero() {
-		return fmt.Errorf("%w: time is zero", jam.ErrInvalid)
-	}
-	return nil
-}
-
 // SettingDelete implements [store.Store].
 func (s *Store) SettingDelete(ctx context.Context, ws jam.WorkspaceID, key string) error {
-	if err := validateSettingKey(ws, key); err != nil {
+	if err := store.ValidateSettingKey(ws, key); err != nil {
 		return fmt.Errorf("setting delete %q: %w", key, err)
 	}
 	res, err := s.writer.ExecContext(ctx, settingDelete, ws, key)
@@ -100,17 +84,4 @@ func (s *Store) SettingDelete(ctx context.Context, ws jam.WorkspaceID, key strin
 		return fmt.Errorf("setting delete %q: %w", key, jam.ErrNotFound)
 	}
 	return nil
-}
-
-func validateSettingKey(ws jam.WorkspaceID, key string) error {
-	if err := validateWorkspaceID(ws); err != nil {
-		return err
-	}
-	if key == "" {
-		return fmt.Errorf("%w: key is empty", jam.ErrInvalid)
-	}
-	if len(key) > store.MaxSettingKeyLen {
-		return fmt.Errorf("%w: key has %d bytes, limit %d", jam.ErrInvalid, len(key), store.MaxSettingKeyLen)
-	}
-	return validateText("key", key)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
 )
 
 // SQL of the settled table: one tombstone per message settled on Band.
@@ -33,7 +34,7 @@ func isSettled(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, key jam.Peer
 
 // MessageSettled implements [store.Messaging].
 func (s *Store) MessageSettled(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (bool, error) {
-	msg, err := validateMessageKey(ws, key, msg)
+	msg, err := store.ValidateMessageKey(ws, key, msg)
 	if err != nil {
 		return false, fmt.Errorf("message settled %s: %w", msg, err)
 	}

@@ -106,7 +106,7 @@ func (s *Store) SpoolAppend(ctx context.Context, entries []store.SpoolEntry) (st
 	rows := make([]spoolRow, 0, len(entries))
 	seen := make(map[spoolIdentity]bool, len(entries))
 	for i, e := range entries {
-		e, err := validateSpoolEntry(e)
+		e, err := e.Canonical()
 		if err != nil {
 			return store.SpoolAppendResult{}, fmt.Errorf("spool append: entry %d (%s): %w", i, e.MessageID, err)
 		}
@@ -443,27 +443,9 @@ func spoolReadBack(ctx context.Context, tx *sql.Tx, chunk []spoolRow, after, las
 	return nil
 }
 
-// validateSpoolEntry checks e and returns it with its UUIDs canonical.
-func validateSpoolEntry(e store.SpoolEntry) (store.SpoolEntry, error) {
-	if err := validateScope(e.WorkspaceID, e.Peer); err != nil {
-		return e, err
-	}
-	var err error
-	if e.Room, err = parseUUID(e.Room); err != nil {
-		return e, err
-	}
-	if e.MessageID, err = parseMessageID(e.MessageID); err != nil {
-		return e, err
-	}
-	if err := validateSealed("sealed message", e.Sealed); err != nil {
-		return e, err
-	}
-	return e, validateTime("received at", e.ReceivedAt)
-}
-
 // SpoolNext implements [store.Messaging].
 func (s *Store) SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, limit int) ([]store.SpoolEntry, error) {
-	room, err := validateLane(ws, key, room)
+	room, err := store.ValidateLane(ws, key, room)
 	if err != nil {
 		return nil, fmt.Errorf("spool next %s %s: %w", key, room, err)
 	}
@@ -475,15 +457,6 @@ func (s *Store) SpoolNext(ctx context.Context, ws jam.WorkspaceID, key jam.PeerK
 		return nil, fmt.Errorf("spool next %s %s: %w", key, room, err)
 	}
 	return out, nil
-}
-
-// validateLane checks a (workspace, peer, room) and returns the room
-// canonical.
-func validateLane(ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (jam.RoomID, error) {
-	if err := validateScope(ws, key); err != nil {
-		return room, err
-	}
-	return parseUUID(room)
 }
 
 // SpoolLanes implements [store.Messaging]: the lane whose oldest entry is
@@ -530,7 +503,7 @@ func (s *Store) SpoolUsage(ctx context.Context) ([]store.SpoolUsage, error) {
 // already settled, or its room is retired for the peer, the entry is
 // deleted and a zero QueueRow returned.
 func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (store.QueueRow, error) {
-	row, err := validateSpoolMove(seq, row)
+	row, err := store.ValidateSpoolMove(seq, row)
 	if err != nil {
 		return store.QueueRow{}, fmt.Errorf("spool move %d: %w", seq, err)
 	}
@@ -562,7 +535,7 @@ func (s *Store) SpoolMove(ctx context.Context, seq int64, row store.QueueRow) (s
 func (s *Store) SpoolMoveBatch(ctx context.Context, rows []store.QueueRow) ([]store.SpoolMoved, error) {
 	valid := make([]store.QueueRow, len(rows))
 	for i, r := range rows {
-		v, err := validateSpoolMove(r.Seq, r)
+		v, err := store.ValidateSpoolMove(r.Seq, r)
 		if err != nil {
 			return nil, fmt.Errorf("spool move %d: %w", r.Seq, err)
 		}
@@ -608,7 +581,7 @@ func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row sto
 	if err != nil {
 		return store.SpoolMoved{}, err
 	}
-	if err := matchSpoolEntry(e, row); err != nil {
+	if err := store.ValidateSpoolMatch(e, row); err != nil {
 		return store.SpoolMoved{}, err // the caller's rollback puts the entry back
 	}
 	*gone = append(*gone, goneEntry(e))
@@ -661,58 +634,6 @@ func (s *Store) spoolMoveOne(ctx context.Context, tx *sql.Tx, seq int64, row sto
 	return moved, nil
 }
 
-// validateSpoolMove checks the inputs of SpoolMove and returns row with
-// its UUIDs canonical.
-func validateSpoolMove(seq int64, row store.QueueRow) (store.QueueRow, error) {
-	if seq < 1 {
-		return row, fmt.Errorf("%w: seq %d is not positive", jam.ErrInvalid, seq)
-	}
-	if err := validateWorkspaceID(row.WorkspaceID); err != nil {
-		return row, err
-	}
-	if !row.Peer.IsZero() {
-		if err := row.Peer.Validate(); err != nil {
-			return row, err
-		}
-	}
-	var err error
-	if row.Room != "" {
-		if row.Room, err = parseUUID(row.Room); err != nil {
-			return row, err
-		}
-	}
-	if row.MessageID != "" {
-		if row.MessageID, err = parseMessageID(row.MessageID); err != nil {
-			return row, err
-		}
-	}
-	if row.SenderID != "" {
-		if row.SenderID, err = parseUUID(row.SenderID); err != nil {
-			return row, err
-		}
-	}
-	if err := validateSealed("sealed message", row.Sealed); err != nil {
-		return row, err
-	}
-	if row.State != "" && row.State != store.QueueQueued {
-		return row, fmt.Errorf("%w: a moved row starts %q, not %q", jam.ErrInvalid, store.QueueQueued, row.State)
-	}
-	return row, nil
-}
-
-// matchSpoolEntry checks that the set identity fields of row describe e.
-func matchSpoolEntry(e store.SpoolEntry, row store.QueueRow) error {
-	switch {
-	case !row.Peer.IsZero() && row.Peer != e.Peer:
-		return fmt.Errorf("%w: row is for peer %s, entry %d for %s", jam.ErrInvalid, row.Peer, e.Seq, e.Peer)
-	case row.Room != "" && row.Room != e.Room:
-		return fmt.Errorf("%w: row is for room %s, entry %d for %s", jam.ErrInvalid, row.Room, e.Seq, e.Room)
-	case row.MessageID != "" && row.MessageID != e.MessageID:
-		return fmt.Errorf("%w: row is message %s, entry %d is %s", jam.ErrInvalid, row.MessageID, e.Seq, e.MessageID)
-	}
-	return nil
-}
-
 // SpoolDrop implements [store.Messaging]: the entry is deleted and its
 // message recorded as settled at at, in one transaction. A missing seq is
 // jam.ErrNotFound.
@@ -720,7 +641,7 @@ func (s *Store) SpoolDrop(ctx context.Context, seq int64, at time.Time) error {
 	if seq < 1 {
 		return fmt.Errorf("spool drop %d: %w: seq is not positive", seq, jam.ErrInvalid)
 	}
-	if err := validateTime("time", at); err != nil {
+	if err := store.ValidateTime("time", at); err != nil {
 		return fmt.Errorf("spool drop %d: %w", seq, err)
 	}
 	var gone spoolGone

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	msqlite "modernc.org/sqlite"
 
@@ -337,15 +336,3 @@ func isConstraint(err error, code int) bool {
 
 // fromMicros reverses t.UnixMicro(), the stored form of every time.
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-// validateText rejects strings PostgreSQL's TEXT cannot hold (invalid UTF-8
-// or NUL), so every dialect accepts the same inputs.
-func validateText(field, v string) error {
-	if !utf8.ValidString(v) {
-		return fmt.Errorf("%w: %s is not valid UTF-8", jam.ErrInvalid, field)
-	}
-	if strings.IndexByte(v, 0) >= 0 {
-		return fmt.Errorf("%w: %s contains a NUL byte", jam.ErrInvalid, field)
-	}
-	return nil
-}

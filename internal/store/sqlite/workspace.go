@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -27,7 +26,7 @@ ON CONFLICT (name) DO NOTHING`
 // share one write transaction, so two concurrent calls with the same name
 // both return the one workspace that won.
 func (s *Store) WorkspaceEnsure(ctx context.Context, p store.WorkspaceEnsureParams) (store.Workspace, error) {
-	if err := validateWorkspaceEnsure(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Workspace{}, fmt.Errorf("workspace ensure %q: %w", p.Name, err)
 	}
 	var w store.Workspace
@@ -48,28 +47,9 @@ func (s *Store) WorkspaceEnsure(ctx context.Context, p store.WorkspaceEnsurePara
 	return w, nil
 }
 
-func validateWorkspaceEnsure(p store.WorkspaceEnsureParams) error {
-	if err := validateWorkspaceID(p.ID); err != nil {
-		return err
-	}
-	if p.Name == "" {
-		return fmt.Errorf("%w: name is empty", jam.ErrInvalid)
-	}
-	if err := validateText("name", p.Name); err != nil {
-		return err
-	}
-	if n := utf8.RuneCountInString(p.Name); n > store.MaxWorkspaceNameLen {
-		return fmt.Errorf("%w: name has %d characters, limit %d", jam.ErrInvalid, n, store.MaxWorkspaceNameLen)
-	}
-	if p.At.IsZero() {
-		return fmt.Errorf("%w: time is zero", jam.ErrInvalid)
-	}
-	return nil
-}
-
 // WorkspaceGet implements [store.Store].
 func (s *Store) WorkspaceGet(ctx context.Context, id jam.WorkspaceID) (store.Workspace, error) {
-	if err := validateWorkspaceID(id); err != nil {
+	if err := store.ValidateWorkspaceID(id); err != nil {
 		return store.Workspace{}, fmt.Errorf("workspace get %s: %w", id, err)
 	}
 	w, err := scanWorkspace(s.reader.QueryRowContext(ctx, workspaceSelectByID, id))
@@ -122,14 +102,4 @@ func scanWorkspace(row scanner) (store.Workspace, error) {
 	}
 	w.CreatedAt = fromMicros(created)
 	return w, nil
-}
-
-// validateWorkspaceID rejects an empty or malformed id before it reaches SQL,
-// so a typo is ErrInvalid rather than a misleading ErrNotFound.
-func validateWorkspaceID(id jam.WorkspaceID) error {
-	if id == "" {
-		return fmt.Errorf("%w: workspace id is empty", jam.ErrInvalid)
-	}
-	_, err := jam.ParseID[jam.WorkspaceID](string(id))
-	return err
 }
