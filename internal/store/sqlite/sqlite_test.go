@@ -57,7 +57,25 @@ func embedded(t *testing.T) []store.Migration {
 
 func TestStore_conformance(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) store.Store { return setup(t).st })
+	storetest.Exercise(t, opener)
+}
+
+// opener is the suite's [storetest.Opener]: one database file per call,
+// and every handle a separate Open of that file with the same sealing
+// key, as two processes on one machine would have.
+func opener(t *testing.T) func(t *testing.T) *Store {
+	t.Helper()
+	dir := t.TempDir()
+	box, err := secret.LoadOrCreate(filepath.Join(dir, "daemon.key"))
+	require.NoError(t, err)
+	cfg := Config{Path: filepath.Join(dir, "jam.db"), CheckpointInterval: time.Hour, Sealer: box}
+	return func(t *testing.T) *Store {
+		t.Helper()
+		st, err := Open(t.Context(), cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, st.Close()) })
+		return st
+	}
 }
 
 func TestStore_pragmas(t *testing.T) {

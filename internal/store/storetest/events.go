@@ -62,7 +62,8 @@ func (b *evBundle) kinds(t *testing.T, ws jam.WorkspaceID, after int64) []string
 	return out
 }
 
-func exerciseEvents(t *testing.T, open func(t *testing.T) store.Store) {
+// eventCases covers [store.Events].
+func eventCases(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("EventAppend_roundTrip", func(t *testing.T) {
 		t.Parallel()
 		b := setupEvents(t, open)

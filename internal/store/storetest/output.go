@@ -76,8 +76,8 @@ func textUpdate(kind harness.UpdateKind, s string) store.OutputUpdate {
 	return store.OutputUpdate{Kind: kind, Text: s}
 }
 
-// exerciseTurnOutput covers the turn output part of [store.Runtime].
-func exerciseTurnOutput(t *testing.T, open func(t *testing.T) store.Store) {
+// turnOutputCases covers [store.TurnOutputs].
+func turnOutputCases(t *testing.T, open func(t *testing.T) store.Store) {
 	setup := func(t *testing.T) *outputBundle { t.Helper(); return setupOutput(t, open) }
 
 	t.Run("TurnOutput_appendAndReadInOrder", func(t *testing.T) {

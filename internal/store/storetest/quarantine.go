@@ -11,12 +11,19 @@ import (
 	"github.com/jamhq/jam/internal/store"
 )
 
-// exerciseQuarantine is the part of Exercise that covers
-// [store.Quarantine] with records any dialect can make: moving readable
-// rows on request. Rows with invalid columns can only be written by hand,
-// in SQL of the dialect, so each dialect's own tests cover
+// normalize puts times in UTC so records compare with require.Equal.
+func normalize(recs []store.QuarantinedRecord) []store.QuarantinedRecord {
+	for i := range recs {
+		recs[i].QuarantinedAt = recs[i].QuarantinedAt.UTC()
+	}
+	return recs
+}
+
+// quarantineCases covers [store.Quarantine]: spool and queue records move to
+// quarantine on request. Rows with invalid columns can only be written by
+// hand, in SQL of the dialect, so each dialect's own tests cover
 // QuarantineInvalid finding them.
-func exerciseQuarantine(t *testing.T, open func(t *testing.T) store.Store) {
+func quarantineCases(t *testing.T, open func(t *testing.T) store.Store) {
 	setup := func(t *testing.T) *msgBundle { t.Helper(); return setupMessaging(t, open) }
 	at := epoch.Add(time.Hour)
 
@@ -137,12 +144,4 @@ func exerciseQuarantine(t *testing.T, open func(t *testing.T) store.Store) {
 			require.ErrorIs(t, err, jam.ErrInvalid, name)
 		}
 	})
-}
-
-// normalize puts times in UTC so records compare with require.Equal.
-func normalize(recs []store.QuarantinedRecord) []store.QuarantinedRecord {
-	for i := range recs {
-		recs[i].QuarantinedAt = recs[i].QuarantinedAt.UTC()
-	}
-	return recs
 }

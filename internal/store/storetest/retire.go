@@ -10,48 +10,9 @@ import (
 	"github.com/jamhq/jam/internal/store"
 )
 
-// exerciseRetirement covers batched spool moves, room retirement and local
-// notice ids.
-func exerciseRetirement(t *testing.T, open func(t *testing.T) store.Store) {
+// retirementCases covers [store.RoomRetirement] and local notice ids.
+func retirementCases(t *testing.T, open func(t *testing.T) store.Store) {
 	setup := func(t *testing.T) *msgBundle { t.Helper(); return setupMessaging(t, open) }
-
-	t.Run("SpoolMoveBatch_outcomes", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t)
-		ctx := t.Context()
-		room, other := newUUID[jam.RoomID](), newUUID[jam.RoomID]()
-		bnd := b.binding(b.ws, b.peer.Key, room, "main")
-		b.putBinding(t, bnd)
-
-		queued := b.queue(t, b.ws, b.peer.Key, room)
-		es := b.spool(t, entry(b.ws, b.peer.Key, room), entry(b.ws, b.peer.Key, other))
-		// es[0] is named twice: its second move finds nothing. (A settled
-		// or already queued message is never spooled — SpoolAppend skips
-		// it — so those outcomes are covered through SpoolMove above.)
-		rows := []store.QueueRow{moveRow(es[0]), moveRow(es[1]), moveRow(es[0])}
-		rows[0].Seq, rows[1].Seq, rows[2].Seq = es[0].Seq, es[1].Seq, es[0].Seq
-		got, err := b.st.SpoolMoveBatch(ctx, rows)
-		require.NoError(t, err)
-		require.Len(t, got, 3)
-		require.Equal(t, store.MoveQueued, got[0].Outcome)
-		require.Equal(t, bnd.ID, got[0].Row.Binding)
-		require.Equal(t, len(es[0].Sealed), got[0].SpoolBytes)
-		require.Equal(t, store.MoveQueued, got[1].Outcome)
-		require.Empty(t, got[1].Row.Binding, "no binding owns the other room")
-		require.Equal(t, store.MoveMissing, got[2].Outcome, "moved earlier in the same batch")
-		require.Zero(t, got[2].SpoolBytes)
-		require.Equal(t, []jam.PlatformMessageID{queued.MessageID, es[0].MessageID}, b.list(t, store.QueueListParams{WorkspaceID: b.ws, Binding: bnd.ID}))
-
-		// An invalid row fails the whole batch and moves nothing.
-		e := b.spool(t, entry(b.ws, b.peer.Key, room))[0]
-		good := moveRow(e)
-		good.Seq = e.Seq
-		_, err = b.st.SpoolMoveBatch(ctx, []store.QueueRow{good, {Seq: 0, WorkspaceID: b.ws, Sealed: []byte("x")}})
-		require.ErrorIs(t, err, jam.ErrInvalid)
-		next, err := b.st.SpoolNext(ctx, b.ws, b.peer.Key, room, 10)
-		require.NoError(t, err)
-		require.Len(t, next, 1)
-	})
 
 	t.Run("RoomRetire_clearsTheRoomInOneStep", func(t *testing.T) {
 		t.Parallel()

@@ -49,8 +49,18 @@ func attentionFor(room jam.RoomID, msg jam.PlatformMessageID) store.AttentionIte
 	return store.AttentionItem{Room: room, MessageID: msg, SenderID: newUUID[jam.IdentityID](), Kind: store.AttentionMention, MessageAt: epoch, StagedAt: epoch}
 }
 
-// exerciseRoomCache is the part of Exercise that covers [store.RoomCache].
-func exerciseRoomCache(t *testing.T, open func(t *testing.T) store.Store) {
+// system builds a local system row of room, inserted at epoch plus n
+// seconds.
+func (b *msgBundle) system(room jam.RoomID, n int) store.RoomSystemMessage {
+	id := newUUID[jam.PlatformMessageID]()
+	return store.RoomSystemMessage{
+		WorkspaceID: b.ws, AccountID: b.acct.ID, Room: room, MessageID: id, ParticipantID: newUUID[jam.IdentityID](),
+		InsertedAt: epoch.Add(time.Duration(n) * time.Second), Sealed: []byte("sealed-" + string(id)), CreatedAt: epoch,
+	}
+}
+
+// roomCacheCases covers [store.RoomCache].
+func roomCacheCases(t *testing.T, open func(t *testing.T) store.Store) {
 	setup := func(t *testing.T) *msgBundle { t.Helper(); return setupMessaging(t, open) }
 
 	t.Run("RoomCache_applyAndRead", func(t *testing.T) {
@@ -386,14 +396,4 @@ func exerciseRoomCache(t *testing.T, open func(t *testing.T) store.Store) {
 		bad.ParticipantID = "p"
 		require.ErrorIs(t, b.st.RoomSystemAppend(t.Context(), bad), jam.ErrInvalid)
 	})
-}
-
-// system builds a local system row of room, inserted at epoch plus n
-// seconds.
-func (b *msgBundle) system(room jam.RoomID, n int) store.RoomSystemMessage {
-	id := newUUID[jam.PlatformMessageID]()
-	return store.RoomSystemMessage{
-		WorkspaceID: b.ws, AccountID: b.acct.ID, Room: room, MessageID: id, ParticipantID: newUUID[jam.IdentityID](),
-		InsertedAt: epoch.Add(time.Duration(n) * time.Second), Sealed: []byte("sealed-" + string(id)), CreatedAt: epoch,
-	}
 }
