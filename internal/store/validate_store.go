@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -249,4 +250,36 @@ func (m RoomSystemMessage) Canonical() (RoomSystemMessage, error) {
 		return m, err
 	}
 	return m, ValidateTime("created at", m.CreatedAt)
+}
+
+// ValidateEventListLimit accepts a limit of 1 to [MaxEventListLimit].
+func ValidateEventListLimit(limit int) error {
+	if limit < 1 || limit > MaxEventListLimit {
+		return fmt.Errorf("%w: limit %d is outside 1 to %d", jam.ErrInvalid, limit, MaxEventListLimit)
+	}
+	return nil
+}
+
+// ValidateEventPrune checks the arguments of Events.EventPrune: a
+// positive count to keep and a time.
+func ValidateEventPrune(keepNewest int, before time.Time) error {
+	if keepNewest < 1 {
+		return fmt.Errorf("%w: keep %d must be positive", jam.ErrInvalid, keepNewest)
+	}
+	if before.IsZero() {
+		return fmt.Errorf("%w: zero time", jam.ErrInvalid)
+	}
+	return nil
+}
+
+// ListLimit checks a list limit of the room cache and returns the one to
+// use: a negative limit is jam.ErrInvalid, 0 or one over max selects max.
+func ListLimit(limit, max int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, fmt.Errorf("%w: limit %d is negative", jam.ErrInvalid, limit)
+	case limit == 0 || limit > max:
+		return max, nil
+	}
+	return limit, nil
 }

@@ -99,12 +99,23 @@ func TestValidateFields(t *testing.T) {
 		{"sessionThreadTime", store.ValidateSessionThread("t", time.Time{}), "time is zero"},
 		{"leaseEndReason", store.ValidateLeaseEnd(badUTF8, now), "reason is not valid UTF-8"},
 		{"leaseEndTime", store.ValidateLeaseEnd("done", time.Time{}), "time is zero"},
+		{"eventListLimitZero", store.ValidateEventListLimit(0), "limit 0 is outside 1 to 10000"},
+		{"eventListLimitOver", store.ValidateEventListLimit(store.MaxEventListLimit + 1), "limit 10001 is outside 1 to 10000"},
+		{"eventPruneKeep", store.ValidateEventPrune(0, now), "keep 0 must be positive"},
+		{"eventPruneTime", store.ValidateEventPrune(1, time.Time{}), "zero time"},
+		{"listLimitNegative", func() error { _, err := store.ListLimit(-1, 10); return err }(), "limit -1 is negative"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			require.ErrorIs(t, tt.err, jam.ErrInvalid)
 			require.ErrorContains(t, tt.err, tt.want)
 		})
 	}
+	for _, tt := range []struct{ limit, want int }{{0, 10}, {3, 3}, {10, 10}, {11, 10}} {
+		got, err := store.ListLimit(tt.limit, 10)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got, "limit %d", tt.limit)
+	}
+	require.NoError(t, store.ValidateEventListLimit(store.MaxEventListLimit))
 	room, err := store.ValidateLane(ws, peer, jam.RoomID(upperOfA))
 	require.NoError(t, err)
 	require.Equal(t, jam.RoomID(uuidA), room, "a room id comes back canonical")

@@ -122,8 +122,8 @@ func (s *Store) EventList(ctx context.Context, ws jam.WorkspaceID, after int64, 
 	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("event list: %w", err)
 	}
-	if limit < 1 || limit > store.MaxEventListLimit {
-		return nil, fmt.Errorf("event list: %w: limit %d is outside 1 to %d", jam.ErrInvalid, limit, store.MaxEventListLimit)
+	if err := store.ValidateEventListLimit(limit); err != nil {
+		return nil, fmt.Errorf("event list: %w", err)
 	}
 	out, err := queryAll(ctx, s.reader, s.scanEvent, eventSelectAfter, ws, after, limit)
 	if err != nil {
@@ -147,11 +147,8 @@ func (s *Store) EventLast(ctx context.Context, ws jam.WorkspaceID) (int64, error
 // EventPrune implements [store.Events]: every delete shares one
 // transaction, and keepNewest counts per workspace.
 func (s *Store) EventPrune(ctx context.Context, keepNewest int, before time.Time) (int, error) {
-	if keepNewest < 1 {
-		return 0, fmt.Errorf("event prune: %w: keep %d must be positive", jam.ErrInvalid, keepNewest)
-	}
-	if before.IsZero() {
-		return 0, fmt.Errorf("event prune: %w: zero time", jam.ErrInvalid)
+	if err := store.ValidateEventPrune(keepNewest, before); err != nil {
+		return 0, fmt.Errorf("event prune: %w", err)
 	}
 	var n int64
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {

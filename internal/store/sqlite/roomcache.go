@@ -161,17 +161,6 @@ func stageAttention(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, acct ja
 	return err
 }
 
-// limitOr validates a list limit; 0 selects def.
-func limitOr(limit, def int) (int, error) {
-	switch {
-	case limit < 0:
-		return 0, fmt.Errorf("%w: limit %d is negative", jam.ErrInvalid, limit)
-	case limit == 0 || limit > def:
-		return def, nil
-	}
-	return limit, nil
-}
-
 // RoomCacheStates implements [store.RoomCache].
 func (s *Store) RoomCacheStates(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID) ([]store.RoomCacheState, error) {
 	if err := store.ValidateAccountRef(ws, acct); err != nil {
@@ -199,7 +188,7 @@ func scanRoomCacheState(row scanner) (store.RoomCacheState, error) {
 func (s *Store) RoomCacheItems(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomCacheItem, error) {
 	room, err := store.ValidateRoomKey(ws, acct, room)
 	if err == nil {
-		limit, err = limitOr(limit, store.RoomCacheWindow)
+		limit, err = store.ListLimit(limit, store.RoomCacheWindow)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("room cache items %s: %w", room, err)
@@ -270,7 +259,7 @@ func (s *Store) RoomSystemAppend(ctx context.Context, m store.RoomSystemMessage)
 func (s *Store) RoomSystemList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, room jam.RoomID, limit int) ([]store.RoomSystemMessage, error) {
 	room, err := store.ValidateRoomKey(ws, acct, room)
 	if err == nil {
-		limit, err = limitOr(limit, store.MaxRoomSystemMessages)
+		limit, err = store.ListLimit(limit, store.MaxRoomSystemMessages)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("room system list %s: %w", room, err)
@@ -297,7 +286,7 @@ func scanRoomSystemMessage(row scanner) (store.RoomSystemMessage, error) {
 func (s *Store) AttentionList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, limit int) ([]store.AttentionItem, error) {
 	err := store.ValidateAccountRef(ws, acct)
 	if err == nil {
-		limit, err = limitOr(limit, store.MaxAttentionItems)
+		limit, err = store.ListLimit(limit, store.MaxAttentionItems)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("attention list: %w", err)
