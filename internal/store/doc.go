@@ -12,6 +12,36 @@
 // lookup of such a record takes it: a record of another workspace is
 // reported as [jam.ErrNotFound], exactly like a missing one.
 //
+// Validation: the limits of the seam (ids and their canonical form, UTF-8
+// and NUL-free text, lengths, zero times, known state names, the rules
+// between a record's fields) are checked in this package, by the
+// Validate and Canonical methods of the params and record types
+// ([TurnTransitionParams.Validate], [Account.Canonical], ...) and the
+// Validate* functions of key pairs and arguments ([ValidateScope],
+// [ValidateReplyAdvance], ...). Canonical also returns the record in
+// stored form (UUIDs lower-case, defaults filled), which is what a dialect
+// writes. Every dialect calls them before it touches the database, so all
+// dialects refuse the same inputs with the same words. What a validator
+// cannot see, because it needs the stored state, each dialect enforces
+// itself, inside the transaction of the write:
+//   - uniqueness ([jam.ErrAlreadyExists]): an account id naming another
+//     profile, one template per peer, one open session per peer and room,
+//     one worktree per session, a lease id, a binding alias per peer;
+//   - parents ([jam.ErrNotFound]): the workspace of a write, the account
+//     of a room cache write, the session of a turn or message, a turn's
+//     queue message belonging to its session;
+//   - fencing ([jam.ErrConflict], [jam.ErrLeaseLost]): a turn, session or
+//     worktree move from a state it is no longer in, the lease id,
+//     generation and liveness of a turn move or output batch, a template
+//     generation that is no longer the desired one, a reply intent that
+//     does not only advance the stored one (compared with
+//     [ValidateReplyAdvance]);
+//   - bounds that count stored rows or bytes: [MaxQueuedPerPeer],
+//     [MaxRoomSystemMessages], [MaxAttentionItems], the output caps
+//     applied with [BoundTurnOutput];
+//   - deduplication of spool appends against the spool, the queue and the
+//     settled tombstones.
+//
 // Errors: lookups of missing records wrap [jam.ErrNotFound]; bad parameters
 // wrap [jam.ErrInvalid]; a write against a missing parent (a setting of an
 // unknown workspace) wraps [jam.ErrNotFound]. Times are stored as UTC

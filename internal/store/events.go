@@ -51,7 +51,8 @@ type EventRecord struct {
 	CreatedAt time.Time
 }
 
-// Limits of the event log, enforced by every dialect.
+// Limits of the event log, enforced by every dialect ([EventRecord.Canonical],
+// [ValidateEventListLimit]).
 const (
 	MaxEventKindLen    = 64
 	MaxEventPayloadLen = 256 << 10

@@ -46,7 +46,9 @@ type RoomCache interface {
 	AttentionList(ctx context.Context, ws jam.WorkspaceID, acct jam.AccountID, limit int) ([]AttentionItem, error)
 }
 
-// Bounds of the room cache, enforced by every dialect.
+// Bounds of the room cache, enforced by every dialect (the item counts by
+// [RoomCacheApplyParams.Canonical] and [ListLimit], the kept rows by the
+// dialect).
 const (
 	// RoomCacheWindow is how many newest messages a room retains.
 	RoomCacheWindow = 100

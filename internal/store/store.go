@@ -112,9 +112,11 @@ type SettingPutParams struct {
 	At          time.Time
 }
 
-// Limits enforced by every dialect. Names count characters; setting keys
-// and values count bytes. All text must be valid UTF-8 without NUL bytes
-// (PostgreSQL's TEXT accepts nothing else), and zero times are invalid.
+// Limits enforced by every dialect, through the validators of this package
+// ([WorkspaceEnsureParams.Validate], [SettingPutParams.Validate]). Names
+// count characters; setting keys and values count bytes. All text must be
+// valid UTF-8 without NUL bytes (PostgreSQL's TEXT accepts nothing else),
+// and zero times are invalid.
 const (
 	MaxWorkspaceNameLen = 64
 	MaxSettingKeyLen    = 128
