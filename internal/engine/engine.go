@@ -10,6 +10,7 @@ import (
 
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -160,6 +161,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// Events receives every event; it must not block. Optional.
 	Events func(Event)
+	// Metrics counts every event by its kind. Optional.
+	Metrics *metrics.Metrics
 	// MaxActiveLanes bounds lanes processing at once. Default 8.
 	MaxActiveLanes int
 	// ClaimAttempts bounds claim attempts per message. Default 6.
@@ -367,7 +370,10 @@ func (e *Engine) Peers(ws jam.WorkspaceID) []PeerRuntime {
 	return out
 }
 
-func (e *Engine) emit(ev Event) { e.cfg.Events(ev) }
+func (e *Engine) emit(ev Event) {
+	e.cfg.Metrics.PipelineEvent(string(ev.Kind))
+	e.cfg.Events(ev)
+}
 
 // spawn runs f as a goroutine the engine owns, unless the engine is stopping.
 func (e *Engine) spawn(f func()) bool {

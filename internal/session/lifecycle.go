@@ -459,6 +459,7 @@ func (m *Manager) CloseSession(ctx context.Context, id jam.SessionID) (store.Ses
 			return store.Session{}, err
 		}
 		m.cfg.Observer.TurnMoved(TurnEvent{Turn: nt, From: jam.TurnQueued, Peer: s.Peer, Room: s.Room})
+		m.cfg.Metrics.TurnEnded(string(nt.State), nt.UpdatedAt.Sub(nt.CreatedAt))
 	}
 	wt, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, id)
 	if err != nil && !errors.Is(err, jam.ErrNotFound) {

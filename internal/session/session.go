@@ -88,6 +88,7 @@ import (
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/pricing"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -151,6 +152,8 @@ type Config struct {
 	RetryDelay time.Duration
 	// Observer sees turn transitions and output. Optional.
 	Observer Observer
+	// Metrics records each turn that ends, by outcome. Optional.
+	Metrics *metrics.Metrics
 	// BatchInterval and BatchBytes pace a running turn's output: a batch
 	// goes to the Observer every BatchInterval, or as soon as it holds
 	// BatchBytes. Defaults 250ms and 4 KiB.
@@ -365,6 +368,9 @@ func (m *Manager) transition(ctx context.Context, s store.Session, p store.TurnT
 		return store.Turn{}, err
 	}
 	m.cfg.Observer.TurnMoved(TurnEvent{Turn: t, From: p.From, Peer: s.Peer, Room: s.Room})
+	if t.State.Terminal() {
+		m.cfg.Metrics.TurnEnded(string(t.State), t.UpdatedAt.Sub(t.CreatedAt))
+	}
 	m.markFailed(ctx, s, t)
 	return t, nil
 }

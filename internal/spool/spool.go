@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -29,6 +30,8 @@ type Config struct {
 	MaxBatch int
 	// Logger receives accounting anomalies. Nil discards them.
 	Logger *slog.Logger
+	// Metrics records each group commit's latency. Optional.
+	Metrics *metrics.Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -376,6 +379,18 @@ func (s *Spool) Usage(ws jam.WorkspaceID, peer jam.PeerKey) (entries int, bytes 
 	return 0, 0
 }
 
+// Depth returns the entries counted against every peer's bounds: what is
+// spooled plus pushes in flight.
+func (s *Spool) Depth() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, u := range s.usage {
+		n += u.entries
+	}
+	return n
+}
+
 // maxLinger bounds how long the writer waits to fill a batch.
 const maxLinger = 2 * time.Millisecond
 
@@ -430,8 +445,9 @@ func (s *Spool) run(ctx context.Context) {
 			entries = append(entries, r.entry)
 		}
 		start := time.Now()
-		s.commit(ctx, batch, entries)
+		err := s.commit(ctx, batch, entries)
 		lastCommit, target = time.Since(start), len(batch)
+		s.cfg.Metrics.SpoolCommit(lastCommit, len(batch), err)
 		clear(batch) // drop references to answered requests
 	}
 }
@@ -449,8 +465,9 @@ func (s *Spool) fill(batch []*request) []*request {
 	return batch
 }
 
-// commit appends one batch and answers each of its pushes.
-func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.SpoolEntry) {
+// commit appends one batch and answers each of its pushes; it returns the
+// batch's error, which every push was answered with.
+func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.SpoolEntry) error {
 	res, err := s.st.SpoolAppend(ctx, entries)
 	if err == nil && (len(res.Appended) != len(entries) || len(res.Seqs) != len(entries)) {
 		err = fmt.Errorf("store answered %d/%d results for %d entries", len(res.Appended), len(res.Seqs), len(entries))
@@ -470,4 +487,5 @@ func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.Sp
 			r.done <- result{seq: res.Seqs[i], appended: true}
 		}
 	}
+	return err
 }
