@@ -52,8 +52,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/worktrees/{session}/restore", s.handleWorktreeRestore)
 	mux.HandleFunc("POST /v1/agents/{agent}/config", s.handleAgentConfig)
 	mux.HandleFunc("POST /v1/ui/login", s.handleUILogin)
+	mux.HandleFunc("GET /v1/openapi.json", s.handleOpenAPI)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.lifecycleRoutes(mux)
-	return s.recoverPanics(s.envelopeMuxErrors(mux))
+	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {

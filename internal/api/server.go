@@ -22,6 +22,7 @@ import (
 	"github.com/jamhq/jam/internal/connlimit"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 )
 
 // Backend is what the handlers need from the daemon.
@@ -131,6 +132,10 @@ type Config struct {
 	// of the same host instead of failing (for the default address, so a
 	// second daemon on the machine still starts).
 	HTTPFallback bool
+	// Metrics, when set, is served at GET /metrics (on the TCP listener
+	// behind the bearer token, as the API is) and records each request's
+	// duration by route pattern. Nil: /metrics answers not_found.
+	Metrics *metrics.Metrics
 }
 
 // UI is the web UI on the TCP listener: it serves every path outside the
@@ -198,6 +203,8 @@ type Server struct {
 	backend Backend
 	log     *slog.Logger
 	handler http.Handler
+	// metricsHandler serves cfg.Metrics (nil when it is).
+	metricsHandler http.Handler
 
 	mu       sync.Mutex
 	servers  []*http.Server // guarded by mu
@@ -218,6 +225,9 @@ func New(cfg Config, backend Backend) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, backend: backend, log: cfg.Logger.With("component", "api")}
+	if cfg.Metrics != nil {
+		s.metricsHandler = cfg.Metrics.Handler()
+	}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -295,8 +305,12 @@ func (s *Server) Start(ctx context.Context) error {
 			limit, name = s.cfg.MaxHTTPConns, "http api"
 		}
 		l := connlimit.New(ln.l, limit, name, s.log)
+		h := s.bounded(ln.h)
+		if wrapHandler != nil {
+			h = wrapHandler(h)
+		}
 		srv := &http.Server{
-			Handler:           s.bounded(ln.h),
+			Handler:           h,
 			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 			ReadTimeout:       s.cfg.ReadTimeout,
 			WriteTimeout:      s.cfg.WriteTimeout,
@@ -449,9 +463,10 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 }
 
 // isAPIPath reports whether a path on the TCP listener belongs to the API
-// rather than the web UI.
+// (the bearer token guards it) rather than the web UI. /metrics is the
+// API's.
 func isAPIPath(p string) bool {
-	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/api" || strings.HasPrefix(p, "/api/")
+	return p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/api" || strings.HasPrefix(p, "/api/") || p == "/metrics"
 }
 
 // UILoginURL mints a one-time sign-in link to the web UI.

@@ -15,14 +15,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 
 // fakeBackend is the shared fake daemon.
 type fakeBackend = apitest.Backend
@@ -36,13 +35,17 @@ type testBundle struct {
 	unix   *http.Client
 }
 
-func setup(t *testing.T, backend Backend, httpAddr string) *testBundle {
+func setup(t *testing.T, backend Backend, httpAddr string, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "jamapi") // short: unix socket paths are limited
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "s.sock")
-	srv, err := New(Config{SocketPath: socket, HTTPAddr: httpAddr, TokenPath: filepath.Join(dir, "token"), Logger: slog.New(slog.DiscardHandler)}, backend)
+	cfg := Config{SocketPath: socket, HTTPAddr: httpAddr, TokenPath: filepath.Join(dir, "token"), Logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg, backend)
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(t.Context()))
 	t.Cleanup(func() { require.NoError(t, srv.Stop(context.Background())) })
