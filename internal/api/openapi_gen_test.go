@@ -219,7 +219,7 @@ func buildOpenAPI() ([]byte, error) {
 		success["content"] = content
 		op["responses"] = map[string]any{
 			fmt.Sprint(r.status): success,
-			"default": map[string]any{"description": "An error, in the error envelope", "content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
+			"default":            map[string]any{"description": "An error, in the error envelope", "content": map[string]any{"application/json": map[string]any{"schema": errRef}}},
 		}
 		item, _ := paths[path].(map[string]any)
 		if item == nil {

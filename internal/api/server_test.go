@@ -21,8 +21,6 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 )
 
-
-
 // fakeBackend is the shared fake daemon.
 type fakeBackend = apitest.Backend
 
