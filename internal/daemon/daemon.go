@@ -17,6 +17,7 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/proc"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
@@ -89,6 +90,9 @@ type daemon struct {
 	rooms     *roomFeeds
 	activity  *roomActivity
 	storage   storageHealth
+	// metrics is the daemon's metric set, on a registry of its own,
+	// handed to the spool, the engine, the owned runtimes and the API.
+	metrics *metrics.Metrics
 }
 
 // keyFile is the daemon key under the data directory.
@@ -97,6 +101,7 @@ const keyFile = "daemon.key"
 // start brings components up in dependency order, pushing each one's stop
 // onto stack as soon as it is running.
 func (d *daemon) start(ctx context.Context, stack *stopStack) error {
+	d.metrics = metrics.New()
 	// Before any agent starts: end those a previous run left (stop.go).
 	if err := d.startProcesses(ctx, stack); err != nil {
 		return err
@@ -169,6 +174,7 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		TokenPath:  filepath.Join(d.cfg.DataDir, datadir.TokenFile),
 		Logger:     d.log,
 		UI:         ui,
+		Metrics:    d.metrics,
 		// Only the default address: one given stops the start when taken.
 		HTTPFallback: !d.cfg.HTTPAddrSet && d.cfg.HTTPAddr == config.DefaultHTTPAddr,
 	}, d)

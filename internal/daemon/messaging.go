@@ -14,6 +14,7 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/spool"
@@ -71,7 +72,7 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 		m.log.Info("pruned settled records", "tombstones", n.Settled, "reply_intents", n.Intents)
 	}
 
-	sp, err := spool.New(spool.Config{Logger: d.log}, d.store)
+	sp, err := spool.New(spool.Config{Logger: d.log, Metrics: d.metrics}, d.store)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 
 	del := &deliverer{}
 	eng, err := engine.New(engine.Config{
-		Store: d.store, Spool: sp, Sealer: box, Deliverer: del, Logger: d.log,
+		Store: d.store, Spool: sp, Sealer: box, Deliverer: del, Logger: d.log, Metrics: d.metrics,
 		Events: func(ev engine.Event) {
 			m.log.Debug("pipeline", "event", ev.Kind, "peer", ev.Peer, "room", ev.Room, "message", ev.MessageID, "binding", ev.Binding, "err", ev.Err)
 			d.storage.engineEvent(ev)
@@ -95,7 +96,11 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	}
 	m.engine = eng
 	m.feeds = newFeeds(d.log, eng)
-	m.feeds.onState = d.publishAgentState
+	m.feeds.onState = func(key jam.PeerKey, ev band.AgentEvent) {
+		d.metrics.BandState(string(ev.State))
+		d.publishAgentState(key, ev)
+	}
+	d.metrics.SetDepths(metrics.Depths{Spool: sp.Depth, Queue: d.queueDepth, Band: m.feeds.stateCounts})
 	m.feeds.onRoom = func(ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) {
 		m.serveOwnedRoom(m.feeds.ctx, ws, key, room)
 	}
@@ -391,6 +396,17 @@ func (f *feeds) state(key jam.PeerKey) string {
 	return string(band.StateConnecting)
 }
 
+// stateCounts returns the number of agent sockets in each state.
+func (f *feeds) stateCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int{}
+	for _, s := range f.states {
+		out[string(s)]++
+	}
+	return out
+}
+
 func (f *feeds) stop(context.Context) error {
 	f.cancel()
 	f.wg.Wait()
@@ -406,4 +422,22 @@ func scopeOf(name string) string {
 		s = s[:64]
 	}
 	return s
+}
+
+// queueDepth counts the workspace's queued messages, routed and unrouted,
+// for the metrics scrape. The store has no count query, so it lists the
+// rows; a peer's queue is bounded (store.MaxQueuedPerPeer).
+func (d *daemon) queueDepth(ctx context.Context) (routed, unrouted int, err error) {
+	rows, err := d.store.QueueList(ctx, store.QueueListParams{WorkspaceID: d.workspace.ID})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range rows {
+		if r.Binding == "" {
+			unrouted++
+		} else {
+			routed++
+		}
+	}
+	return routed, unrouted, nil
 }

@@ -58,6 +58,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	rt, err := session.New(session.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
+		Metrics:  m.d.metrics,
 		Launch:   m.launch,
 		Manifest: harnessManifest,
 		Prices:   prices,
