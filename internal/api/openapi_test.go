@@ -258,3 +258,34 @@ func TestOpenAPI_remainingRoutes(t *testing.T) {
 		require.Contains(t, body, c.want)
 	}
 }
+
+// The client-side check (what the daemon's tests use) catches a wrong
+// answer too, and hands the client the body it read.
+func TestOpenAPI_transportCatchesAWrongAnswer(t *testing.T) {
+	t.Parallel()
+	oas, err := apitest.LoadOpenAPI(openAPIDocument)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/agents" {
+			_, _ = io.WriteString(w, `{"agents":[]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"agents":[{"name":3}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	hc := &http.Client{Transport: oas.Transport(http.DefaultTransport.(*http.Transport).Clone())}
+	t.Cleanup(hc.CloseIdleConnections)
+	for _, p := range []string{"/v1/agents", "/v1/accounts"} {
+		resp, err := hc.Get(srv.URL + p)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(body), `{"agents":`), "the client still reads the body")
+	}
+	v := oas.Violations()
+	require.Len(t, v, 1, "%v", v)
+	require.Contains(t, v[0], "GET /v1/accounts 200")
+	require.Contains(t, v[0], `required property "accounts" is missing`)
+}

@@ -3,10 +3,12 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/jamhq/jam/internal/api"
 	"github.com/jamhq/jam/internal/api/apiclient"
+	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/config"
@@ -26,8 +30,29 @@ import (
 func TestMain(m *testing.M) {
 	runChildIfAsked()
 	runDemoAgentIfAsked()
-	goleak.VerifyTestMain(m)
+	oas, err := apitest.LoadOpenAPI(api.OpenAPIDocument())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "openapi document:", err)
+		os.Exit(1)
+	}
+	controlAPI = oas
+	code := m.Run()
+	if v := oas.Violations(); len(v) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d control API answers do not match the OpenAPI document:\n%s\n", len(v), strings.Join(v, "\n\n"))
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
+
+// controlAPI checks every answer the tests' API clients receive against
+// the control API's OpenAPI document.
+var controlAPI *apitest.OpenAPI
 
 // syncBuffer is a bytes.Buffer safe for the daemon to write while the test
 // reads.
@@ -71,7 +96,7 @@ func start(t *testing.T, cfg config.Config) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, log: &syncBuffer{}}
 	r.wg.Go(func() { r.done <- daemon.Run(ctx, cfg, daemon.Streams{Out: r.out, Err: r.log}) })
-	r.client = apiclient.New(filepath.Join(cfg.DataDir, datadir.SocketFile))
+	r.client = apiclient.NewWrapped(filepath.Join(cfg.DataDir, datadir.SocketFile), controlAPI.Transport)
 	t.Cleanup(func() { r.cancel(); r.wg.Wait(); r.client.Close() })
 	return r
 }

@@ -53,6 +53,14 @@ func New(socketPath string) *Client {
 	return &Client{socket: socketPath, hc: &http.Client{Transport: tr}}
 }
 
+// NewWrapped is New with the client's transport wrapped by wrap (tests
+// validate every answer with it).
+func NewWrapped(socketPath string, wrap func(http.RoundTripper) http.RoundTripper) *Client {
+	c := New(socketPath)
+	c.hc.Transport = wrap(c.hc.Transport)
+	return c
+}
+
 // Close releases idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"mime"
 	"net/http"
@@ -713,4 +714,52 @@ func checkFormat(format, s string) error {
 		}
 	}
 	return nil
+}
+
+// Transport returns a RoundTripper that checks, on the client's side,
+// every JSON answer base receives for an API path, and keeps the
+// violations (see Violations). A stream (NDJSON, event stream) passes
+// through unchecked: it has no end to wait for.
+func (o *OpenAPI) Transport(base http.RoundTripper) http.RoundTripper {
+	return roundTripper{o: o, base: base}
+}
+
+type roundTripper struct {
+	o    *OpenAPI
+	base http.RoundTripper
+}
+
+func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || !IsAPIPath(req.URL.Path) {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/x-ndjson" || mt == "text/event-stream" {
+		return resp, nil
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxRecorded+1))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if rerr != nil {
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{rerr}))
+		return resp, nil // the client sees the read error; nothing to check
+	}
+	if errs := t.o.Check(Response{Method: req.Method, Path: req.URL.EscapedPath(), Status: resp.StatusCode, Header: resp.Header, Body: body}); len(errs) > 0 {
+		t.o.mu.Lock()
+		t.o.violations = append(t.o.violations, errs...)
+		t.o.mu.Unlock()
+	}
+	return resp, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// CloseIdleConnections closes base's idle connections, so
+// http.Client.CloseIdleConnections reaches it through the wrapper.
+func (t roundTripper) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
