@@ -289,3 +289,29 @@ func TestOpenAPI_transportCatchesAWrongAnswer(t *testing.T) {
 	require.Contains(t, v[0], "GET /v1/accounts 200")
 	require.Contains(t, v[0], `required property "accounts" is missing`)
 }
+
+// FuzzOpenAPI_check: the validator never panics on any answer, and a body
+// that is not JSON is never accepted for a JSON operation.
+func FuzzOpenAPI_check(f *testing.F) {
+	oas, err := apitest.LoadOpenAPI(openAPIDocument)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("GET", "/v1/status", 200, "application/json", []byte(`{"state":"running"}`))
+	f.Add("GET", "/v1/events", 200, "text/event-stream", []byte("data: {\"seq\":1}\n\n"))
+	f.Add("GET", "/v1/events", 200, "application/x-ndjson", []byte("{}\n[]\n"))
+	f.Add("POST", "/v1/turns/x/cancel", 404, "application/json", []byte(`{"error":{"code":"not_found","message":"m"}}`))
+	f.Add("GET", "/metrics", 200, "text/plain; version=0.0.4", []byte("# x\n"))
+	f.Add("GET", "/v1/rooms/{room}/x", 301, "", []byte(nil))
+	f.Fuzz(func(t *testing.T, method, path string, status int, ct string, body []byte) {
+		if status < 100 || status > 999 {
+			return
+		}
+		errs := oas.Check(apitest.Response{Method: method, Path: path, Status: status, Header: http.Header{"Content-Type": {ct}}, Body: body})
+		if !json.Valid(body) && strings.HasPrefix(ct, "application/json") && len(errs) == 0 && len(body) > 0 {
+			if status < 300 || status >= 400 {
+				t.Fatalf("%s %s %d: invalid JSON %q accepted", method, path, status, body)
+			}
+		}
+	})
+}
