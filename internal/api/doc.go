@@ -16,6 +16,18 @@
 // same envelope (not_found, method_not_allowed), never Go's plain-text
 // defaults.
 //
+// openapi.json (OpenAPI 3.1, served at GET /v1/openapi.json) documents
+// every route: it is generated from the route table of openapi_gen_test.go
+// and the wire types, a test fails when a route registered here is
+// missing from it, and the package's tests check every answer of every
+// Server they start against it (apitest.OpenAPI).
+//
+// GET /metrics serves Config.Metrics in the Prometheus text format. It is
+// an API path: on the TCP listener it needs the bearer token (or a UI
+// session) like /v1/, and the UI never serves it. Every request's duration
+// is recorded under its route pattern ("GET /v1/turns/{turn}"), never its
+// raw path, which carries ids.
+//
 // Both listeners bound their connections: headers within
 // Config.ReadHeaderTimeout (10 s), the whole request, body included,
 // within Config.ReadTimeout (30 s), so an unauthenticated POST whose body
