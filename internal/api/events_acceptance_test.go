@@ -193,9 +193,16 @@ func TestEvents_stopEndsOpenStreams(t *testing.T) {
 	a := setupAcceptance(t)
 	reading := a.open(t, wire.EventsLive)
 	stalled := a.open(t, wire.EventsLive)
-	publishN(t, a.broker, 1, 3000)
-	for range 3001 {
-		readIndex(t, reading)
+	// Publish in chunks the reader drains before the next, so only the
+	// stalled subscriber can lag: a reader slower than one burst of 3,000
+	// publishes (the validating test server makes it slower) would fill
+	// its own 1,024-event buffer and be cut before Stop.
+	readIndex(t, reading) // the stream's opening event
+	for from := 1; from <= 3000; from += 500 {
+		publishN(t, a.broker, from, from+499)
+		for range 500 {
+			readIndex(t, reading)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
