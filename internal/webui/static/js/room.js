@@ -6,6 +6,8 @@ import { get, post } from './api.js';
 import { feed } from './events.js';
 import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, isWorking, pendingFor, roomPath } from './state.js';
 import { renderContent, plainContent, Completion } from './mention.js';
+import { renderMarkdown, measure, preview } from './markdown.js';
+import { describe } from './errors.js';
 import { markRead, setViewing, noteMessage } from './unread.js';
 import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
 import { loadUsage, sumLine } from './usage.js';
@@ -17,6 +19,12 @@ const STATUS_TEXT = {
   settled: 'settled',
   failed: 'failed',
 };
+
+// A message over COLLAPSE_LINES lines or COLLAPSE_CHARS characters shows
+// its first PREVIEW_LINES lines (at most PREVIEW_CHARS) and a Show more
+// button.
+const COLLAPSE_LINES = 24, COLLAPSE_CHARS = 2400;
+const PREVIEW_LINES = 12, PREVIEW_CHARS = 1200;
 
 const byTime = (a, b) => {
   const x = Date.parse(a.inserted_at) || 0, y = Date.parse(b.inserted_at) || 0;
@@ -33,6 +41,7 @@ export function mountRoom(main, { id, focus = null }) {
   let loaded = false;
   let pending = []; // room.message events that arrived before the first load
   let destroyed = false;
+  const expanded = new Set(); // ids of long messages shown in full
 
   // Layout.
   const title = h('h1', { id: 'page-title', tabindex: '-1' }, state.rooms.get(id)?.title || 'Room');
@@ -44,8 +53,15 @@ export function mountRoom(main, { id, focus = null }) {
     h('p', { id: 'timeline-desc', class: 'visually-hidden' }, 'Messages, oldest first. New messages are announced.'),
     timeline);
   const peopleList = h('ul');
+  // addForm adds one of jam's agents that is not in the room yet.
+  const addSelect = h('select', { id: 'add-agent', name: 'agent' });
+  const addBtn = h('button', { type: 'submit', class: 'btn btn--quiet' }, 'Add');
+  const addMsg = h('p', { class: 'form-note', role: 'status', 'data-role': 'add-agent-result' });
+  const addForm = h('form', { class: 'add-agent', 'aria-label': 'Add an agent to this room', hidden: true },
+    h('label', { for: 'add-agent' }, 'Add an agent'),
+    h('div', { class: 'row' }, addSelect, addBtn), addMsg);
   const people = h('aside', { id: 'people', class: 'people', 'aria-labelledby': 'people-title', hidden: true },
-    h('h2', { id: 'people-title' }, 'Participants'), peopleList);
+    h('h2', { id: 'people-title' }, 'Participants'), peopleList, addForm);
   const ta = h('textarea', { id: 'compose', name: 'text', rows: '1', placeholder: 'Message… type @ to mention', autocomplete: 'off', 'aria-describedby': 'compose-hint compose-error' });
   const suggest = h('ul', { id: 'mention-list', class: 'suggest', 'aria-label': 'Participants to mention' });
   const sendBtn = h('button', { type: 'submit', class: 'btn' }, 'Send');
@@ -116,7 +132,7 @@ export function mountRoom(main, { id, focus = null }) {
         handle && !mine ? h('span', { class: 'sub' }, `@${handle}`) : null,
         msg.message_type && msg.message_type !== 'text' ? h('span', { class: 'kind' }, msg.message_type.replace(/_/g, ' ')) : null,
         msg.pending ? h('span', { class: 'sub' }, 'sending…') : timeEl(msg.inserted_at)),
-      h('div', { class: 'msg-body' }, renderContent(msg.content || msg.text, ns, selfId())),
+      body(msg, ns),
       dl.length ? h('ul', { class: 'delivery', 'aria-label': 'Delivery' }, dl.map((d) => h('li', {
         class: 'chip',
         dataset: { agent: d.agentId, status: d.status },
@@ -124,6 +140,33 @@ export function mountRoom(main, { id, focus = null }) {
       }, `${d.handle ? `@${d.handle}` : 'agent'} · ${STATUS_TEXT[d.status]}`,
       // A failure says why where the person looks, not only on hover.
       d.status === 'failed' && d.error ? h('span', { class: 'reason' }, `: ${d.error}`) : null))) : null);
+  }
+
+  // body renders a message's Markdown; a long message shows its first
+  // lines until the person asks for more (expanded keeps that choice
+  // across re-renders).
+  function body(msg, ns) {
+    const src = msg.content || msg.text || '';
+    const size = measure(src);
+    const long = size.lines > COLLAPSE_LINES || size.chars > COLLAPSE_CHARS;
+    const open = expanded.has(msg.id);
+    const text = (t) => renderContent(t, ns, selfId());
+    const bodyId = `body-${msg.id}`;
+    const el = h('div', { class: long && !open ? 'msg-body md msg-body--collapsed' : 'msg-body md', id: bodyId },
+      renderMarkdown(long && !open ? preview(src, PREVIEW_LINES, PREVIEW_CHARS) : src, text));
+    if (!long) return el;
+    const more = size.lines > PREVIEW_LINES ? `${size.lines >= 1000 ? '1000+' : size.lines} lines` : `${Math.round(size.chars / 1024)} KB`;
+    const btn = h('button', { type: 'button', class: 'btn btn--quiet more', 'aria-expanded': String(open), 'aria-controls': bodyId, dataset: { more: msg.id } },
+      open ? 'Show less' : `Show more (${more})`);
+    btn.addEventListener('click', () => {
+      if (expanded.has(msg.id)) expanded.delete(msg.id);
+      else expanded.add(msg.id);
+      rerender(msg.id);
+      const again = nodes.get(msg.id)?.querySelector('button.more');
+      if (again) again.focus({ preventScroll: true });
+      if (!expanded.has(msg.id)) nodes.get(msg.id)?.scrollIntoView({ block: 'nearest' });
+    });
+    return [el, btn];
   }
 
   const nearBottom = () => wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 120;
@@ -186,6 +229,7 @@ export function mountRoom(main, { id, focus = null }) {
       return t(a) - t(b) || (a.name || '').localeCompare(b.name || '');
     });
     peopleBtn.textContent = `People (${list.length})`;
+    renderAddAgent();
     peopleList.replaceChildren(...list.map((p) => {
       const agent = state.agentsById.get(p.id);
       const isAgent = /agent/i.test(p.type);
@@ -210,6 +254,37 @@ export function mountRoom(main, { id, focus = null }) {
     }));
     renderWorking();
   }
+
+  // renderAddAgent offers the agents that are not participants.
+  function renderAddAgent() {
+    const inRoom = new Set(participants.map((p) => p.id));
+    const acct = room.account;
+    const free = state.agents.filter((a) => !inRoom.has(a.agent_id) && (!acct || !a.account || a.account === acct));
+    addForm.hidden = !free.length;
+    const keep = addSelect.value;
+    addSelect.replaceChildren(...free.map((a) => h('option', { value: a.peer }, `${a.name || a.handle} (@${a.handle})`)));
+    if (free.some((a) => a.peer === keep)) addSelect.value = keep;
+  }
+  addForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const peer = addSelect.value;
+    if (!peer) return;
+    const a = state.agentsByPeer.get(peer);
+    addBtn.disabled = true;
+    addMsg.textContent = 'Adding…';
+    addMsg.classList.remove('form-error');
+    try {
+      await post(`${roomPath(id)}/agents`, { agent: peer });
+      addMsg.textContent = `${a ? `@${a.handle}` : peer} joined the room.`;
+      announce(addMsg.textContent);
+      await Promise.all([loadAgents().catch(() => {}), load()]);
+    } catch (err) {
+      addMsg.textContent = describe(err, `${a ? `@${a.handle}` : peer} was not added`);
+      addMsg.classList.add('form-error');
+    } finally {
+      addBtn.disabled = false;
+    }
+  });
 
   function renderWorking() {
     const who = participants.filter((p) => isWorking(id, p.id)).map((p) => `@${p.handle || p.name}`);
@@ -313,7 +388,7 @@ export function mountRoom(main, { id, focus = null }) {
 
   function showError(e) {
     const box = main.querySelector('.error-box') || h('div', { class: 'error-box', role: 'alert' });
-    box.textContent = `This room cannot be shown: ${e.message}`;
+    box.textContent = describe(e, 'This room cannot be shown');
     if (!box.isConnected) wrap.prepend(box);
   }
 
@@ -431,7 +506,7 @@ export function mountRoom(main, { id, focus = null }) {
       }
       if (res.warnings && res.warnings.length) errorEl.textContent = res.warnings.join(' ');
     } catch (err) {
-      errorEl.textContent = err.code === 'invalid_argument' ? err.message : `Not sent: ${err.message}`;
+      errorEl.textContent = describe(err, 'Not sent');
     } finally {
       sending = false;
       sendBtn.disabled = false;

@@ -8,7 +8,8 @@
 // under way wait for it, so nothing is shown twice or lost.
 
 import { h, timeEl, announce, throttle } from './dom.js';
-import { get, enc } from './api.js';
+import { get, post, enc } from './api.js';
+import { describe } from './errors.js';
 import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
 import { mountWorktree } from './worktree.js';
@@ -21,6 +22,8 @@ const TURN_STATUS = {
 };
 
 export const ACTIVE = new Set(['preparing', 'running', 'cancelling']);
+// RETRYABLE are the states a turn may be retried from.
+export const RETRYABLE = new Set(['failed', 'cancelled', 'interrupted']);
 
 const cell = (label, ...children) => h('td', { 'data-label': label }, h('div', null, ...children));
 
@@ -90,7 +93,7 @@ export function mountAgentSessions(main, { peer }) {
       err.replaceChildren();
       render();
     } catch (e) {
-      err.replaceChildren(h('p', { class: 'error-box' }, `Sessions cannot be listed: ${e.message}`));
+      err.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'Sessions cannot be listed')));
     }
   }
   const reload = throttle(load, 300);
@@ -119,6 +122,12 @@ export function mountSession(main, { id, turn: pinned }) {
   const execs = h('div', { class: 'table-wrap', hidden: true });
   // usage: what the shown turn used and cost.
   const usage = h('p', { class: 'sub turn-usage', hidden: true, 'data-role': 'turn-usage' });
+  // actions: Cancel while the shown turn is queued or runs, Retry once it
+  // failed, was cancelled or was interrupted.
+  const cancelBtn = h('button', { type: 'button', class: 'btn btn--quiet btn--danger', dataset: { action: 'cancel-turn' }, hidden: true }, 'Cancel turn');
+  const retryBtn = h('button', { type: 'button', class: 'btn', dataset: { action: 'retry-turn' }, hidden: true }, 'Retry');
+  const actionMsg = h('p', { class: 'form-note', role: 'status', 'data-role': 'turn-action' });
+  const actions = h('div', { class: 'turn-actions' }, cancelBtn, retryBtn, actionMsg);
   const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
   const worktree = mountWorktree(id, { onChange: () => reload() });
@@ -127,7 +136,7 @@ export function mountSession(main, { id, turn: pinned }) {
     err,
     h('section', { class: 'card', 'aria-label': 'Session' }, facts),
     worktree.el,
-    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, why, output, usage, execs),
+    h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, actions, why, output, usage, execs),
     h('section', { 'aria-labelledby': 'turns-title' },
       h('h2', { id: 'turns-title' }, 'Turns'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'turns-title' },
@@ -179,7 +188,46 @@ export function mountSession(main, { id, turn: pinned }) {
         : h('span', { class: 'sub' }, '—')))));
   }
 
+  function renderActions() {
+    const t = shown && turns.find((x) => x.id === shown.turn);
+    cancelBtn.hidden = !t || !(t.state === 'queued' || t.state === 'preparing' || t.state === 'running');
+    retryBtn.hidden = !t || !RETRYABLE.has(t.state);
+    if (t) {
+      cancelBtn.setAttribute('aria-label', `Cancel turn ${t.seq}`);
+      retryBtn.setAttribute('aria-label', `Retry turn ${t.seq}`);
+    }
+  }
+  async function act(kind) {
+    const t = shown && turns.find((x) => x.id === shown.turn);
+    if (!t) return;
+    const btn = kind === 'cancel' ? cancelBtn : retryBtn;
+    btn.disabled = true;
+    actionMsg.classList.remove('form-error');
+    actionMsg.textContent = kind === 'cancel' ? `Cancelling turn ${t.seq}…` : `Retrying turn ${t.seq}…`;
+    try {
+      if (kind === 'cancel') {
+        await post(`/v1/turns/${enc(t.id)}/cancel`);
+        actionMsg.textContent = `Turn ${t.seq} is being cancelled.`;
+      } else {
+        const nt = await post(`/v1/turns/${enc(t.id)}/retry`);
+        actionMsg.textContent = `Turn ${t.seq}’s message runs again as turn ${nt.seq}.`;
+        if (!turns.some((x) => x.id === nt.id)) turns.push(nt);
+        location.hash = sessionHref(id, nt.id);
+      }
+      announce(actionMsg.textContent);
+    } catch (e) {
+      actionMsg.textContent = describe(e, kind === 'cancel' ? `Turn ${t.seq} was not cancelled` : `Turn ${t.seq} was not retried`);
+      actionMsg.classList.add('form-error');
+    } finally {
+      btn.disabled = false;
+    }
+    reload();
+  }
+  cancelBtn.addEventListener('click', () => act('cancel'));
+  retryBtn.addEventListener('click', () => act('retry'));
+
   function renderOutState() {
+    renderActions();
     if (!shown) {
       outHead.textContent = 'Turn output';
       outState.textContent = 'No turn yet.';
@@ -255,8 +303,8 @@ export function mountSession(main, { id, turn: pinned }) {
     execs.replaceChildren(...(es.length ? [h('table', { class: 'stack', 'aria-label': 'Executions', 'data-role': 'executions' },
       h('thead', null, h('tr', null, ['Execution', 'Lease', 'Generation', 'PID', 'Started', 'Ended', 'Outcome', 'Reason'].map((k) => h('th', { scope: 'col' }, k)))),
       h('tbody', null, es.map((e) => h('tr', { dataset: { execution: e.id, state: e.state } },
-        cell('Execution', h('code', null, e.id)),
-        cell('Lease', h('code', null, e.lease)),
+        cell('Execution', h('code', { title: e.id }, e.id)),
+        cell('Lease', h('code', { title: e.lease }, e.lease)),
         cell('Generation', String(e.lease_generation)),
         cell('PID', String(e.pid)),
         cell('Started', e.started_at ? timeEl(e.started_at) : dash()),
@@ -298,7 +346,7 @@ export function mountSession(main, { id, turn: pinned }) {
     } catch (e) {
       if (shown !== mine) return;
       mine.loading = false;
-      err.replaceChildren(h('p', { class: 'error-box' }, `The turn's output cannot be read: ${e.message}`));
+      err.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'The turn’s output cannot be read')));
     }
     renderOutState();
   }
@@ -349,7 +397,7 @@ export function mountSession(main, { id, turn: pinned }) {
       else renderOutState();
     } catch (e) {
       if (destroyed) return;
-      err.replaceChildren(h('p', { class: 'error-box' }, `This session cannot be shown: ${e.message}`));
+      err.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'This session cannot be shown')));
     }
   }
   const reload = throttle(load, 250);

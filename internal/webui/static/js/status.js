@@ -4,6 +4,7 @@
 import { h, full, duration } from './dom.js';
 import { get } from './api.js';
 import { feed } from './events.js';
+import { describe } from './errors.js';
 
 const kv = (pairs) => h('dl', { class: 'kv' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 
@@ -70,7 +71,7 @@ export function mountStatus(main) {
       err.replaceChildren();
       render();
     } catch (e) {
-      err.replaceChildren(h('p', { class: 'error-box' }, `The daemon does not answer: ${e.message}`));
+      err.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'The status cannot be read')));
     }
   }
   const tick = setInterval(load, 5000);

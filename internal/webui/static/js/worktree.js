@@ -7,6 +7,7 @@
 
 import { h, append, announce } from './dom.js';
 import { get, post, enc } from './api.js';
+import { describe } from './errors.js';
 
 // STATE_STATUS maps worktree states to chip colours.
 const STATE_STATUS = { active: 'settled', archived: 'queued', removed: 'failed' };
@@ -173,7 +174,7 @@ export function mountWorktree(id, { onChange } = {}) {
       if (onChange) onChange();
     } catch (e) {
       result.textContent = '';
-      error.replaceChildren(h('p', { class: 'error-box', dataset: { code: e.code || '' } }, `${a.label} refused: ${e.message}`));
+      error.replaceChildren(h('p', { class: 'error-box', dataset: { code: e.code || '' } }, describe(e, `${a.label} refused`)));
       close(false);
       refresh = true; // the refusal may be news: read the worktree again
     } finally {
@@ -195,7 +196,7 @@ export function mountWorktree(id, { onChange } = {}) {
       wt = (res.worktrees || []).find((w) => w.session === id) || null;
       render();
     } catch (e) {
-      error.replaceChildren(h('p', { class: 'error-box' }, `The worktree cannot be read: ${e.message}`));
+      error.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'The worktree cannot be read')));
     }
   }
 
