@@ -14,9 +14,17 @@ import (
 )
 
 // fullShot writes a full-page PNG (JAM_ARTIFACTS, else a temporary
-// directory) and logs its path.
+// directory) and logs its path. The page scrolls inside its main element,
+// so the window is made as tall as main's content for the shot.
 func (p *page) fullShot(name string) string {
 	p.t.Helper()
+	var w, h, tall, scale int64
+	_, err := fmt.Sscan(p.eval(`[innerWidth, innerHeight, document.querySelector('main').scrollHeight + document.querySelector('main').getBoundingClientRect().top, devicePixelRatio].join(' ')`), &w, &h, &tall, &scale)
+	require.NoError(p.t, err)
+	if document := p.eval(`document.body.dataset.route`); tall > h && document != "room" {
+		p.do(chromedp.EmulateViewport(w, tall, chromedp.EmulateScale(float64(scale))))
+		defer p.do(chromedp.EmulateViewport(w, h, chromedp.EmulateScale(float64(scale))))
+	}
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	require.NoError(p.t, err)
 	dir := os.Getenv("JAM_ARTIFACTS")

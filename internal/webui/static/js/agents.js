@@ -224,7 +224,7 @@ function addAgentForm(done) {
   const msg = h('p', { class: 'form-error', role: 'alert', 'data-role': 'add-agent-error' });
   const submit = h('button', { type: 'submit', class: 'btn' }, 'Add agent');
   const cancel = h('button', { type: 'button', class: 'btn btn--quiet' }, 'Cancel');
-  const form = h('form', { id: 'add-agent-form', class: 'card form', 'aria-label': 'Add an agent', hidden: true },
+  const form = h('form', { id: 'add-agent-form', class: 'card form', 'aria-label': 'Add an agent', hidden: true, novalidate: true },
     field('agent-name', 'Name', name, 'Its handle in rooms becomes @OWNER/NAME.'),
     h('fieldset', { class: 'kind' }, h('legend', null, 'Who runs it'),
       h('label', { class: 'pick', for: 'kind-owned' }, kindOwned, ' jam runs it (owned)'),

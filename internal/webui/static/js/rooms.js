@@ -69,7 +69,7 @@ function newRoomForm() {
   const msg = h('p', { class: 'form-error', role: 'alert', 'data-role': 'new-room-error' });
   const create = h('button', { type: 'submit', class: 'btn' }, 'Create room');
   const cancel = h('button', { type: 'button', class: 'btn btn--quiet' }, 'Cancel');
-  const form = h('form', { id: 'new-room', class: 'card form', 'aria-label': 'New room', hidden: true },
+  const form = h('form', { id: 'new-room', class: 'card form', 'aria-label': 'New room', hidden: true, novalidate: true },
     h('div', { class: 'field' }, h('label', { for: 'room-title' }, 'Title'), titleIn),
     accountRow,
     agentsBox,
@@ -80,11 +80,11 @@ function newRoomForm() {
     const acct = account.value;
     const list = state.agents.filter((a) => !acct || !a.account || a.account === acct);
     agentsBox.replaceChildren(h('legend', null, 'Agents in the room'),
-      list.length
+      ...list.length
         ? list.map((a) => h('label', { class: 'pick' },
           h('input', { type: 'checkbox', name: 'agents', value: a.peer, checked: ticked.has(a.peer) || null }),
           h('span', null, a.name || a.handle), h('span', { class: 'sub' }, ` @${a.handle}${a.runtime ? ' · owned' : ''}`)))
-        : h('p', { class: 'sub' }, 'No agents yet: add one on the Agents page, or create the room now and add agents later.'));
+        : [h('p', { class: 'sub' }, 'No agents yet: add one on the Agents page, or create the room now and add agents later.')]);
   };
   const renderAccounts = () => {
     accountRow.hidden = state.accounts.length < 2;

@@ -128,7 +128,7 @@ export function mountSession(main, { id, turn: pinned }) {
   const retryBtn = h('button', { type: 'button', class: 'btn', dataset: { action: 'retry-turn' }, hidden: true }, 'Retry');
   const actionMsg = h('p', { class: 'form-note', role: 'status', 'data-role': 'turn-action' });
   const actions = h('div', { class: 'turn-actions' }, cancelBtn, retryBtn, actionMsg);
-  const output = h('div', { class: 'output', role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
+  const output = h('div', { class: 'output', dataset: { empty: 'Nothing streamed yet.' }, role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
   const worktree = mountWorktree(id, { onChange: () => reload() });
   main.replaceChildren(h('div', { class: 'page' },
@@ -188,8 +188,14 @@ export function mountSession(main, { id, turn: pinned }) {
         : h('span', { class: 'sub' }, '—')))));
   }
 
+  // cancelling: the turn this page asked to cancel, until it ended.
+  let cancelling = null;
   function renderActions() {
     const t = shown && turns.find((x) => x.id === shown.turn);
+    if (t && cancelling === t.id && !ACTIVE.has(t.state) && t.state !== 'queued') {
+      cancelling = null;
+      actionMsg.textContent = `Turn ${t.seq} ${t.state === 'cancelled' ? 'was cancelled' : `ended: ${t.state}`}.`;
+    }
     cancelBtn.hidden = !t || !(t.state === 'queued' || t.state === 'preparing' || t.state === 'running');
     retryBtn.hidden = !t || !RETRYABLE.has(t.state);
     if (t) {
@@ -207,7 +213,8 @@ export function mountSession(main, { id, turn: pinned }) {
     try {
       if (kind === 'cancel') {
         await post(`/v1/turns/${enc(t.id)}/cancel`);
-        actionMsg.textContent = `Turn ${t.seq} is being cancelled.`;
+        actionMsg.textContent = `Turn ${t.seq} is being cancelled…`;
+        cancelling = t.id;
       } else {
         const nt = await post(`/v1/turns/${enc(t.id)}/retry`);
         actionMsg.textContent = `Turn ${t.seq}’s message runs again as turn ${nt.seq}.`;
@@ -221,6 +228,7 @@ export function mountSession(main, { id, turn: pinned }) {
     } finally {
       btn.disabled = false;
     }
+    renderActions();
     reload();
   }
   cancelBtn.addEventListener('click', () => act('cancel'));
@@ -235,13 +243,16 @@ export function mountSession(main, { id, turn: pinned }) {
     }
     const t = turns.find((x) => x.id === shown.turn);
     outHead.textContent = t ? `Turn ${t.seq} output` : 'Turn output';
+    // The detail shows once, in the Why box.
     let text = t ? `${t.state}${t.reason ? ` (${t.reason})` : ''}` : '';
-    if (t && t.detail) text += `: ${t.detail.split('\n')[0]}`;
     if (shown.loading) text = 'Loading…';
-    else if (!shown.kept && !output.childElementCount) text += ' · no output is kept for this turn (it streamed nothing, or ran before the daemon stored output)';
     else if (shown.truncated) text += ' · later output was not kept';
     outState.textContent = text;
     output.dataset.state = t ? t.state : '';
+    const ended = t && !ACTIVE.has(t.state) && t.state !== 'queued';
+    output.dataset.empty = shown.loading ? 'Loading…'
+      : ended ? (shown.kept ? 'This turn streamed nothing.' : 'No output is kept for this turn: it streamed nothing, or ran before the daemon kept output.')
+        : t && t.state === 'queued' ? 'The turn waits to start.' : 'Nothing streamed yet.';
   }
 
   const nearBottom = () => output.scrollHeight - output.scrollTop - output.clientHeight < 80;

@@ -1,0 +1,270 @@
+package daemon_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band/protocol"
+)
+
+// uiDaemon starts a daemon with the web UI and a signed-in browser at
+// desktop width.
+func uiDaemon(t *testing.T) (*running, *page) {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	r := start(t, cfg)
+	r.waitReady(t)
+	p := openBrowser(t)
+	p.do(chromedp.EmulateViewport(1280, 800))
+	p.signIn(signInLink(t, r))
+	return r, p
+}
+
+// typeInto replaces an input's value as typing would.
+func (p *page) typeInto(sel, text string) {
+	p.t.Helper()
+	p.eval(`(() => { const el = document.querySelector(` + js(sel) + `); el.value = ''; el.focus(); return ''; })()`)
+	p.do(chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// choose picks an option of a select as a person would.
+func (p *page) choose(sel, value string) {
+	p.t.Helper()
+	require.Equal(p.t, value, p.eval(`(() => { const el = document.querySelector(`+js(sel)+`); el.value = `+js(value)+`; el.dispatchEvent(new Event('change', {bubbles: true})); return el.value; })()`))
+}
+
+// TestWebUI_createRoom: the rooms page's New room form creates a room
+// with the agents ticked and opens it; a refused create says why in words.
+func TestWebUI_createRoom(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	ctx := t.Context()
+	c := r.client
+	coder, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	require.NoError(t, err)
+	_, err = c.AgentAdd(ctx, wire.AgentAddRequest{Name: "reviewer"})
+	require.NoError(t, err)
+
+	p.waitFor("the rooms page", `document.querySelector('button[data-action="new-room"]') !== null`)
+	p.do(chromedp.Click(chromedp.CSS(`button[data-action="new-room"]`)))
+	p.waitFor("the form with the agents", `!document.querySelector('#new-room').hidden && document.querySelectorAll('#new-room input[name=agents]').length === 2 && document.activeElement.id === 'room-title'`)
+	// No title: the form says so and sends nothing.
+	p.do(chromedp.Click(chromedp.CSS(`#new-room button[type=submit]`)))
+	p.waitFor("the missing title", `document.querySelector('[data-role="new-room-error"]').textContent.includes('title')`)
+
+	p.typeInto(`#room-title`, "Launch plan")
+	p.do(chromedp.Click(chromedp.CSS(`#new-room input[value="local/coder"]`)))
+	p.fullShot("webui-new-room")
+	p.do(chromedp.Click(chromedp.CSS(`#new-room button[type=submit]`)))
+	p.waitFor("the new room", `location.hash.startsWith('#/rooms/') && document.querySelector('#compose') !== null && document.querySelector('.room-head h1').textContent === 'Launch plan'`)
+	p.waitFor("coder in it", `document.querySelector('[data-participant=`+js(coder.AgentID)+`]') !== null`)
+
+	rooms, err := c.Rooms(ctx, "")
+	require.NoError(t, err)
+	i := slices.IndexFunc(rooms, func(rm wire.Room) bool { return rm.Title == "Launch plan" })
+	require.GreaterOrEqual(t, i, 0, "the room exists: %+v", rooms)
+	require.Equal(t, "#/rooms/"+rooms[i].ID, p.eval(`location.hash`))
+	ps, err := c.RoomParticipants(ctx, rooms[i].ID, "")
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(ps, func(x wire.Participant) bool { return x.ID == coder.AgentID }), "coder is a participant")
+	require.False(t, slices.ContainsFunc(ps, func(x wire.Participant) bool { return x.Handle == "owner/reviewer" }), "reviewer was not ticked")
+	p.atWidths("webui-room-created")
+
+	// A message that mentions nobody: refused, and said in words.
+	p.typeInto(`#compose`, "no mention here")
+	p.do(chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)))
+	p.waitFor("the refusal", `document.querySelector('#compose-error').textContent !== ''`)
+	refusal := p.eval(`document.querySelector('#compose-error').textContent`)
+	require.Contains(t, refusal, "Mention someone with @")
+	require.NotContains(t, refusal, rooms[i].ID, "no room id in the sentence")
+	require.NotContains(t, refusal, "invalid argument")
+}
+
+// TestWebUI_addAgentAndSettings: the agents page's Add agent form adds an
+// attached agent and an owned one; an owned agent's Settings change its
+// configuration; a taken name is refused in words; and a room's people
+// panel adds an agent to the room.
+func TestWebUI_addAgentAndSettings(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	ctx := t.Context()
+	c := r.client
+	script := filepath.Join(t.TempDir(), "my agent.sh")
+	demoAgentScript(t, script)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Empty room"})
+	require.NoError(t, err)
+
+	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="agents"]`)))
+	p.waitFor("the agents page", `document.querySelector('button[data-action="add-agent"]') !== null`)
+	open := func() {
+		p.do(chromedp.Click(chromedp.CSS(`button[data-action="add-agent"]`)))
+		p.waitFor("the add form", `!document.querySelector('#add-agent-form').hidden && document.activeElement.id === 'agent-name'`)
+	}
+
+	// An attached agent.
+	open()
+	p.typeInto(`#agent-name`, "helper")
+	p.do(chromedp.Click(chromedp.CSS(`#kind-attached`)))
+	p.waitFor("the owned fields hidden", `document.querySelector('.owned-fields').hidden`)
+	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.waitFor("helper in the table", `document.querySelector('tr[data-peer="local/helper"]') !== null`)
+	helper := agentNamed(t, c, "owner/helper")
+	require.Nil(t, helper.Runtime, "an attached agent has no runtime")
+
+	// An owned agent with a command (quoted: its path has a space).
+	open()
+	p.typeInto(`#agent-name`, "runner")
+	p.choose(`#agent-harness`, "acp")
+	p.typeInto(`#agent-command`, `'`+script+`'`)
+	p.typeInto(`#agent-model`, "small")
+	p.fullShot("webui-add-agent")
+	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.waitFor("runner in the table", `document.querySelector('tr[data-peer="local/runner"]') !== null`)
+	runner := agentNamed(t, c, "owner/runner")
+	require.NotNil(t, runner.Runtime)
+	require.Equal(t, []string{script}, runner.Runtime.Desired.Command)
+	require.Equal(t, "small", runner.Runtime.Desired.Model)
+
+	// The same name again: refused in words.
+	open()
+	p.typeInto(`#agent-name`, "helper")
+	p.do(chromedp.Click(chromedp.CSS(`#kind-attached`)))
+	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.waitFor("the refusal", `document.querySelector('[data-role="add-agent-error"]').textContent !== ''`)
+	refusal := p.eval(`document.querySelector('[data-role="add-agent-error"]').textContent`)
+	require.Contains(t, refusal, "helper was not added")
+	require.NotContains(t, refusal, "{")
+	require.NotContains(t, refusal, "request ")
+	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button.btn--quiet`)))
+
+	// Settings: change the model and the permission answer.
+	p.do(chromedp.Click(chromedp.CSS(`button[data-settings="local/runner"]`)))
+	form := `form[data-settings-for="local/runner"]`
+	p.waitFor("the settings form", `document.querySelector(`+js(form)+`) !== null`)
+	require.Equal(t, "small", p.eval(`document.querySelector('#set-local_runner-model').value`))
+	p.typeInto(`#set-local_runner-model`, "large")
+	p.choose(`#set-local_runner-permission`, "reject")
+	p.do(chromedp.Click(chromedp.CSS(form + ` button[type=submit]`)))
+	p.waitFor("saved", `document.querySelector(`+js(form+` [data-role="settings-result"]`)+`).textContent.startsWith('Saved')`)
+	runner = agentNamed(t, c, "owner/runner")
+	require.Equal(t, "large", runner.Runtime.Desired.Model)
+	require.Equal(t, "reject", runner.Runtime.Desired.Permission)
+	require.Equal(t, []string{script}, runner.Runtime.Desired.Command, "an unchanged field is not sent")
+	p.atWidths("webui-agent-settings")
+
+	// A room's people panel adds helper to the room.
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
+	p.waitFor("the add-agent form", `document.querySelector('form.add-agent') !== null && !document.querySelector('form.add-agent').hidden && document.querySelector('#add-agent option[value="local/helper"]') !== null`)
+	p.choose(`#add-agent`, "local/helper")
+	p.do(chromedp.Click(chromedp.CSS(`form.add-agent button[type=submit]`)))
+	p.waitFor("helper in the room", `document.querySelector('[data-participant=`+js(helper.AgentID)+`]') !== null`)
+	require.Contains(t, p.eval(`document.querySelector('[data-role="add-agent-result"]').textContent`), "joined the room")
+	require.Equal(t, "", p.eval(`document.querySelector('#add-agent option[value="local/helper"]') ? 'still offered' : ''`), "a participant is no longer offered")
+}
+
+// ownedSlowRoom adds the owned demo agent "slow" and a room with it, and
+// posts a [slow] message for it as the person.
+func ownedSlowRoom(t *testing.T, r *running, command []string) (wire.Agent, wire.Room, protocol.MessageSent) {
+	t.Helper()
+	ctx := t.Context()
+	c := r.client
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "slow", Runtime: &wire.AgentRuntime{Command: command, Permission: "allow", Sandbox: "local"}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "slow", Agents: []string{"slow"}})
+	require.NoError(t, err)
+	owner := ownerClient(t, r.waitReady(t))
+	sent, err := owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" [slow] think it over", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	return agent, room, sent
+}
+
+// TestWebUI_cancelTurn: a running turn's page has a Cancel turn button;
+// it cancels the turn, the page shows it cancelled, and the button goes.
+func TestWebUI_cancelTurn(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	ctx := t.Context()
+	c := r.client
+	agent, room, sent := ownedSlowRoom(t, r, demoAgentCommand(t))
+
+	var s wire.Session
+	require.Eventually(t, func() bool {
+		ss, err := c.Sessions(ctx)
+		require.NoError(t, err)
+		if len(ss) == 0 {
+			return false
+		}
+		s = ss[0]
+		return s.CurrentTurnState == "running"
+	}, 60*time.Second, 20*time.Millisecond, "the turn runs")
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/sessions/" + s.ID))
+	cancel := `button[data-action="cancel-turn"]`
+	p.waitFor("the Cancel turn button", `document.querySelector(`+js(cancel)+`) !== null && !document.querySelector(`+js(cancel)+`).hidden`)
+	require.Equal(t, "true", p.eval(`String(document.querySelector('button[data-action="retry-turn"]').hidden)`), "a running turn is not retried")
+	p.atWidths("webui-turn-running")
+	p.do(chromedp.Click(chromedp.CSS(cancel)))
+	p.waitFor("the cancelled turn", `(document.querySelector(`+js(`tr[data-turn=`+js(s.CurrentTurn)+`]`)+`) || {dataset: {}}).dataset.state === 'cancelled' && document.querySelector(`+js(cancel)+`).hidden`)
+	tr, err := c.Turn(ctx, s.CurrentTurn)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", tr.State)
+	require.Equal(t, "cancelled_by_user", tr.Reason)
+	d := waitDelivery(t, c, room.ID, sent.ID, agent.AgentID, protocol.DeliveryFailed)
+	require.Contains(t, d.Error, "cancelled")
+	p.waitFor("Retry offered", `!document.querySelector('button[data-action="retry-turn"]').hidden`)
+	p.atWidths("webui-turn-cancelled")
+}
+
+// TestWebUI_retryTurn: a turn that failed (its command was missing) has
+// a Retry button; once the command is back, Retry runs the message again
+// as a new turn, which the page follows to its answer.
+func TestWebUI_retryTurn(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	ctx := t.Context()
+	c := r.client
+	script := filepath.Join(t.TempDir(), "agent.sh")
+	demoAgentScript(t, script)
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "flaky", Runtime: &wire.AgentRuntime{Command: []string{script}, Permission: "allow", Sandbox: "local"}})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(script))
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Flaky", Agents: []string{"flaky"}})
+	require.NoError(t, err)
+	posted, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@" + agent.Handle + " hello again"})
+	require.NoError(t, err)
+	waitDelivery(t, c, room.ID, posted.ID, agent.AgentID, protocol.DeliveryFailed)
+
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	ts, err := c.Turns(ctx, ss[0].ID)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	failed := ts[0]
+	require.Equal(t, "failed", failed.State)
+
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/sessions/" + ss[0].ID + "/turns/" + failed.ID))
+	retry := `button[data-action="retry-turn"]`
+	p.waitFor("the Retry button", `document.querySelector(`+js(retry)+`) !== null && !document.querySelector(`+js(retry)+`).hidden`)
+	require.Equal(t, "true", p.eval(`String(document.querySelector('button[data-action="cancel-turn"]').hidden)`), "an ended turn is not cancelled")
+	p.atWidths("webui-turn-failed")
+
+	demoAgentScript(t, script) // the command is back
+	p.do(chromedp.Click(chromedp.CSS(retry)))
+	p.waitFor("the new turn", `location.hash.includes('/turns/') && !location.hash.endsWith(`+js(failed.ID)+`)`)
+	p.waitFor("the new turn succeeded", `[...document.querySelectorAll('tr[data-turn]')].some((tr) => tr.dataset.state === 'succeeded')`)
+	ts, err = c.Turns(ctx, ss[0].ID)
+	require.NoError(t, err)
+	require.Len(t, ts, 2, "the retry is a new turn")
+	require.Equal(t, failed.Message, ts[1].Message, "of the same message")
+	require.Equal(t, "#/sessions/"+ss[0].ID+"/turns/"+ts[1].ID, p.eval(`location.hash`))
+	waitDelivery(t, c, room.ID, posted.ID, agent.AgentID, protocol.DeliveryProcessed)
+	p.atWidths("webui-turn-retried")
+}
