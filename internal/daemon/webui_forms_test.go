@@ -219,6 +219,27 @@ func TestWebUI_cancelTurn(t *testing.T) {
 	d := waitDelivery(t, c, room.ID, sent.ID, agent.AgentID, protocol.DeliveryFailed)
 	require.Contains(t, d.Error, "cancelled")
 	p.waitFor("Retry offered", `!document.querySelector('button[data-action="retry-turn"]').hidden`)
+	p.waitFor("the page says the turn was cancelled", `document.querySelector('[data-role="turn-action"]').textContent === 'Turn 1 was cancelled.'`)
+
+	// The executions table fits at 1280 px: nothing clipped, no sideways
+	// scrolling.
+	p.waitFor("the executions table", `document.querySelector('table[data-role="executions"] tbody tr') !== null`)
+	require.Equal(t, "true", p.eval(`(() => { const w = document.querySelector('table[data-role="executions"]').parentElement; return String(w.scrollWidth <= w.clientWidth); })()`),
+		"the executions table fits its box")
+	require.Equal(t, "true", p.eval(`String([...document.querySelectorAll('table[data-role="executions"] time')].every((el) => el.getClientRects().length === 1))`), "times do not wrap")
+
+	// Navigating (here from the keyboard: Enter on a link) moves focus
+	// to the new page's heading, which shows no ring; a control focused
+	// from the keyboard still shows one.
+	p.eval(`(() => { document.querySelector('a[data-nav="agents"]').focus(); return ''; })()`)
+	p.do(chromedp.KeyEvent("\r"))
+	p.waitFor("the agents page, its heading focused", `document.body.dataset.route === 'agents' && document.activeElement && document.activeElement.id === 'page-title'`)
+	require.Equal(t, "none", p.eval(`getComputedStyle(document.activeElement).outlineStyle`), "no ring on the heading")
+	p.do(chromedp.KeyEvent("\t"))
+	p.waitFor("a control focused by Tab", `document.activeElement && document.activeElement.matches('a, button, input, select, textarea')`)
+	require.NotEqual(t, "none", p.eval(`getComputedStyle(document.activeElement).outlineStyle`), "the keyboard's focus shows")
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/sessions/" + s.ID))
+	p.waitFor("the session again", `document.querySelector('table[data-role="executions"] tbody tr') !== null`)
 	p.atWidths("webui-turn-cancelled")
 }
 
