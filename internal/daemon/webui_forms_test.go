@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
 )
@@ -288,4 +289,51 @@ func TestWebUI_retryTurn(t *testing.T) {
 	require.Equal(t, "#/sessions/"+ss[0].ID+"/turns/"+ts[1].ID, p.eval(`location.hash`))
 	waitDelivery(t, c, room.ID, posted.ID, agent.AgentID, protocol.DeliveryProcessed)
 	p.atWidths("webui-turn-retried")
+}
+
+// TestWebUI_replyLinks: an owned agent's reply links to the message it
+// answers and to its turn; the message links to its turn and its reply;
+// following the reply's link shows the message it answers.
+func TestWebUI_replyLinks(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	ctx := t.Context()
+	c := r.client
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow", Sandbox: "local"}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Answers", Agents: []string{"demo"}})
+	require.NoError(t, err)
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
+	p.waitFor("the room", `document.querySelector('#compose') !== null`)
+	posted, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@" + agent.Handle + " what is in the plan?"})
+	require.NoError(t, err)
+	waitDelivery(t, c, room.ID, posted.ID, agent.AgentID, protocol.DeliveryProcessed)
+
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	ts, err := c.Turns(ctx, ss[0].ID)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	turn := ts[0]
+	page, err := c.RoomMessages(ctx, room.ID, apiclient.RoomMessagesQuery{})
+	require.NoError(t, err)
+	var reply string
+	for _, m := range page.Messages {
+		if m.SenderID == agent.AgentID && m.MessageType == "text" {
+			reply = m.ID
+		}
+	}
+	require.NotEmpty(t, reply, "the agent replied")
+
+	replySel, srcSel := msgSelector(reply), msgSelector(posted.ID)
+	p.waitFor("the reply's links", `document.querySelector(`+js(replySel+` a[data-reply-to=`+js(posted.ID)+`]`)+`) !== null && document.querySelector(`+js(replySel+` a[data-turn-link=`+js(turn.ID)+`]`)+`) !== null`)
+	require.Contains(t, p.eval(`document.querySelector(`+js(replySel+` a.reply-to`)+`).textContent`), "In reply to you: “@"+agent.Handle+" what is in the plan?”")
+	require.Equal(t, "#/sessions/"+ss[0].ID+"/turns/"+turn.ID, p.eval(`document.querySelector(`+js(replySel+` a[data-turn-link]`)+`).getAttribute('href')`))
+	p.waitFor("the message's links", `document.querySelector(`+js(srcSel+` a[data-turn-link=`+js(turn.ID)+`]`)+`) !== null && document.querySelector(`+js(srcSel+` a[data-reply-link=`+js(reply)+`]`)+`) !== null`)
+	require.Equal(t, "Turn 1: succeeded", p.eval(`document.querySelector(`+js(srcSel+` a[data-turn-link]`)+`).textContent`))
+	p.atWidths("webui-reply-links")
+
+	p.do(chromedp.Click(chromedp.CSS(replySel + ` a.reply-to`)))
+	p.waitFor("the answered message shown", `(document.querySelector(`+js(srcSel)+`) || {classList: {contains: () => false}}).classList.contains('msg--focus')`)
 }

@@ -25,6 +25,9 @@ const STATUS_TEXT = {
 // button.
 const COLLAPSE_LINES = 24, COLLAPSE_CHARS = 2400;
 const PREVIEW_LINES = 12, PREVIEW_CHARS = 1200;
+// REPLY_GRACE_MS is how long after its turn ended an agent's message
+// still counts as the turn's reply.
+const REPLY_GRACE_MS = 10000;
 
 const byTime = (a, b) => {
   const x = Date.parse(a.inserted_at) || 0, y = Date.parse(b.inserted_at) || 0;
@@ -42,6 +45,7 @@ export function mountRoom(main, { id, focus = null }) {
   let pending = []; // room.message events that arrived before the first load
   let destroyed = false;
   const expanded = new Set(); // ids of long messages shown in full
+  let focused = null; // the message the route named, once shown
 
   // Layout.
   const title = h('h1', { id: 'page-title', tabindex: '-1' }, state.rooms.get(id)?.title || 'Room');
@@ -124,15 +128,17 @@ export function mountRoom(main, { id, focus = null }) {
     const cls = ['msg', mine ? 'msg--me' : agent ? 'msg--agent' : 'msg--user'];
     if (msg.message_type && msg.message_type !== 'text') cls.push('msg--event');
     if (msg.pending) cls.push('msg--pending');
+    if (msg.id === focused) cls.push('msg--focus');
     const dl = deliveries(msg);
     const handle = participants.find((p) => p.id === msg.sender_id)?.handle;
-    return h('li', { class: cls.join(' '), dataset: { id: msg.id, sender: mine ? 'me' : agent ? 'agent' : 'user' } },
+    return h('li', { class: cls.join(' '), tabindex: msg.id === focused ? '-1' : null, dataset: { id: msg.id, sender: mine ? 'me' : agent ? 'agent' : 'user' } },
       h('div', { class: 'msg-head' },
         h('span', { class: 'who' }, mine ? 'You' : senderName(msg)),
         handle && !mine ? h('span', { class: 'sub' }, `@${handle}`) : null,
         msg.message_type && msg.message_type !== 'text' ? h('span', { class: 'kind' }, msg.message_type.replace(/_/g, ' ')) : null,
         msg.pending ? h('span', { class: 'sub' }, 'sending…') : timeEl(msg.inserted_at)),
       body(msg, ns),
+      links(msg),
       dl.length ? h('ul', { class: 'delivery', 'aria-label': 'Delivery' }, dl.map((d) => h('li', {
         class: 'chip',
         dataset: { agent: d.agentId, status: d.status },
@@ -204,6 +210,7 @@ export function mountRoom(main, { id, focus = null }) {
       announce(`${senderName(msg)}: ${plainContent(msg.content || msg.text, names()).slice(0, 200)}`);
     }
     renderWorking();
+    if (!old && roomTurns.length && msg.sender_id !== selfId()) relink();
   }
 
   function remove(msgId) {
@@ -312,9 +319,79 @@ export function mountRoom(main, { id, focus = null }) {
         if (s.room === id && s.current_turn && ACTIVE.has(s.current_turn_state)) liveTurns.set(s.id, { agent: s.agent, turn: s.current_turn });
       }
       renderLive();
+      await loadTurnLinks(ss.filter((s) => s.room === id));
     } catch {
       // Without sessions the room still works; the links just do not show.
     }
+  }
+
+  // Replies and turns. An owned agent's turn names the message it
+  // answers; its reply is the agent's first message in the room posted
+  // while the turn ran (or just after it ended). turnOf maps a source
+  // message to its latest turn; replyOf maps a reply to its source and
+  // turn.
+  let roomTurns = []; // [{turn, session, agentId}]
+  const turnOf = new Map();
+  const replyOf = new Map();
+  async function loadTurnLinks(sessions) {
+    const lists = await Promise.all(sessions.map(async (s) => {
+      const res = await get(`/v1/sessions/${encodeURIComponent(s.id)}/turns`).catch(() => null);
+      const agentId = state.agentsByPeer.get(s.agent)?.agent_id || '';
+      return ((res && res.turns) || []).map((t) => ({ turn: t, session: s.id, agentId }));
+    }));
+    if (destroyed) return;
+    roomTurns = lists.flat();
+    linkReplies();
+  }
+  const reloadTurnLinks = throttle(() => loadLive(), 400);
+  const relink = throttle(() => { if (!destroyed) linkReplies(); }, 200);
+  const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyOf.get(m)?.turn.id]);
+  function linkReplies() {
+    const before = new Map([...messages.keys()].map((m) => [m, linkKey(m)]));
+    turnOf.clear();
+    replyOf.clear();
+    const claimed = new Set();
+    const sorted = roomTurns.filter((x) => x.turn.message).sort((a, b) => (a.turn.started_at || a.turn.created_at || '').localeCompare(b.turn.started_at || b.turn.created_at || ''));
+    for (const x of sorted) {
+      turnOf.set(x.turn.message, x);
+      const from = Date.parse(x.turn.started_at || x.turn.created_at || '');
+      if (Number.isNaN(from) || !x.agentId || x.turn.state !== 'succeeded') continue;
+      const to = x.turn.ended_at ? Date.parse(x.turn.ended_at) + REPLY_GRACE_MS : Infinity;
+      let best = null;
+      for (const m of messages.values()) {
+        if (m.sender_id !== x.agentId || m.message_type !== 'text' || claimed.has(m.id) || m.id === x.turn.message) continue;
+        const at = Date.parse(m.inserted_at);
+        if (at < from - 1000 || at > to) continue;
+        if (!best || byTime(m, best) < 0) best = m;
+      }
+      if (best) {
+        claimed.add(best.id);
+        replyOf.set(best.id, x);
+      }
+    }
+    for (const [m, k] of before) if (linkKey(m) !== k) rerender(m);
+  }
+
+  // links renders a message's links: the turn that answers it, or the
+  // message it answers and its turn.
+  function links(msg) {
+    const out = [];
+    const r = replyOf.get(msg.id);
+    if (r) {
+      const src = messages.get(r.turn.message);
+      const who = src ? (src.sender_id === selfId() ? 'you' : senderName(src)) : '';
+      const snippet = src ? plainContent(src.content || src.text, names()).replace(/\s+/g, ' ').slice(0, 60) : '';
+      out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(r.turn.message)}`, class: 'reply-to', dataset: { replyTo: r.turn.message }, title: snippet || null },
+        h('span', { 'aria-hidden': 'true' }, '↪ '), who ? `In reply to ${who}` : 'In reply to a message', snippet ? `: “${snippet}${snippet.length >= 60 ? '…' : ''}”` : ''));
+      out.push(h('a', { href: sessionHref(r.session, r.turn.id), dataset: { turnLink: r.turn.id } }, `Turn ${r.turn.seq}`));
+    }
+    const t = !r && turnOf.get(msg.id);
+    if (t) {
+      const reply = [...replyOf.entries()].find(([, v]) => v.turn.id === t.turn.id);
+      out.push(h('a', { href: sessionHref(t.session, t.turn.id), dataset: { turnLink: t.turn.id } }, `Turn ${t.turn.seq}: ${t.turn.state}`));
+      if (reply) out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(reply[0])}`, dataset: { replyLink: reply[0] } }, 'See the reply'));
+    }
+    return out.length ? h('p', { class: 'msg-links' }, out) : null;
   }
   function applyTurnEvent(ev) {
     const d = ev.data || {};
@@ -381,6 +458,7 @@ export function mountRoom(main, { id, focus = null }) {
   function showFocus() {
     const node = nodes.get(focus);
     if (!node) return;
+    focused = focus; // kept when the message is drawn again
     node.classList.add('msg--focus');
     node.setAttribute('tabindex', '-1');
     node.scrollIntoView({ block: 'center' });
@@ -431,6 +509,7 @@ export function mountRoom(main, { id, focus = null }) {
       if (ev.kind === 'room.message') applyRoomEvent(ev);
       else if (ev.kind.startsWith('turn.')) {
         applyTurnEvent(ev);
+        if (ev.kind !== 'turn.update') reloadTurnLinks();
         if (ev.kind !== 'turn.update' && !ACTIVE.has((ev.data || {}).state)) reloadUsage();
       }
     }),
