@@ -159,6 +159,7 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	require.Equal(t, "large", runner.Runtime.Desired.Model)
 	require.Equal(t, "reject", runner.Runtime.Desired.Permission)
 	require.Equal(t, []string{script}, runner.Runtime.Desired.Command, "an unchanged field is not sent")
+	require.NotContains(t, p.eval(`document.querySelector('table tbody').textContent`), "null", "no stray text between rows")
 	p.atWidths("webui-agent-settings")
 
 	// A room's people panel adds helper to the room.

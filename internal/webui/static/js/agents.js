@@ -86,7 +86,7 @@ export function mountAgents(main) {
             b.alias ? h('span', { class: 'sub' }, ` as ${b.alias}`) : null)))
           : h('span', { class: 'sub' }, 'none: messages wait unrouted'))),
       a.runtime && openSettings.has(a.peer) ? h('tr', { class: 'settings-row', id: `settings-${a.peer}` }, h('td', { colspan: '6' }, settingsFor(a))) : null,
-      ]));
+      ].filter(Boolean)));
     }
     const names = new Map(state.agents.map((a) => [a.agent_id.toLowerCase(), a.handle]));
     unroutedSub.textContent = unrouted.length
@@ -195,7 +195,7 @@ function runtimeLine(rt) {
   if (d.permission) parts.push(`permission ${d.permission}`);
   if (d.repo) parts.push(`repo ${d.repo}`);
   let text = parts.join(' · ');
-  if (rt.pending_change) text += ' · changes apply when its process next starts';
+  if (rt.pending_change) text += ' · new settings apply when its process next starts';
   return text;
 }
 
@@ -332,7 +332,7 @@ function settingsForm(a, done) {
       const st = await post(`/v1/agents/${enc(a.peer)}/config`, { set });
       for (const k of Object.keys(set)) initial[k] = set[k];
       msg.textContent = st.pending_change
-        ? `Saved. The agent’s running process keeps its old settings until it next starts (pending: ${st.pending_change}).`
+        ? 'Saved. If the agent’s process is running, it keeps its old settings until it next starts.'
         : 'Saved.';
       announce(msg.textContent);
       done(st);
