@@ -10,6 +10,7 @@
 import { h, timeEl, announce, throttle } from './dom.js';
 import { get, post, enc } from './api.js';
 import { describe } from './errors.js';
+import { renderMarkdown } from './markdown.js';
 import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
 import { mountWorktree } from './worktree.js';
@@ -255,18 +256,46 @@ export function mountSession(main, { id, turn: pinned }) {
         : t && t.state === 'queued' ? 'The turn waits to start.' : 'Nothing streamed yet.';
   }
 
+  // draw renders an answer node's Markdown; drawSoon batches the redraws
+  // of a streaming answer.
+  const draw = (node) => node.replaceChildren(...renderMarkdown(node.raw));
+  const dirty = new Set();
+  let drawTimer = 0;
+  function drawSoon(node) {
+    dirty.add(node);
+    if (drawTimer) return;
+    drawTimer = setTimeout(() => {
+      drawTimer = 0;
+      const stick = nearBottom();
+      for (const n of dirty) draw(n);
+      dirty.clear();
+      if (stick) output.scrollTop = output.scrollHeight;
+    }, 60);
+  }
+
   const nearBottom = () => output.scrollHeight - output.scrollTop - output.clientHeight < 80;
 
   function appendUpdates(updates) {
     const stick = nearBottom();
     for (const u of updates) {
-      if ((u.kind === 'text' || u.kind === 'thought') && lastNode && lastNode.dataset.kind === u.kind) {
+      if (u.kind === 'text' && lastNode && lastNode.dataset.kind === 'text') {
+        lastNode.raw += u.text || '';
+        drawSoon(lastNode);
+        continue;
+      }
+      if (u.kind === 'thought' && lastNode && lastNode.dataset.kind === u.kind) {
         lastNode.append(u.text || '');
         continue;
       }
       let node;
       switch (u.kind) {
         case 'text':
+          // The answer is Markdown, drawn again as it streams in.
+          node = h('div', { class: 'out-text md', dataset: { kind: 'text' } });
+          node.raw = u.text || '';
+          draw(node);
+          lastNode = node;
+          break;
         case 'thought':
           node = h('div', { class: `out-${u.kind}`, dataset: { kind: u.kind } }, u.text || '');
           lastNode = node;
