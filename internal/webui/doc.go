@@ -6,10 +6,24 @@
 // control API on the loopback TCP listener (package api), exactly as any
 // other client: it reads rooms, messages, participants, agents, the
 // unrouted bucket and the status with GET /v1/…, posts as the person with
-// POST /v1/rooms/{room}/messages, archives, removes and restores a
+// POST /v1/rooms/{room}/messages, creates rooms (POST /v1/rooms), adds
+// agents (POST /v1/agents) and adds them to rooms (POST
+// /v1/rooms/{room}/agents), changes an owned agent's settings (POST
+// /v1/agents/{agent}/config), cancels and retries turns (POST
+// /v1/turns/{turn}/cancel, /retry), archives, removes and restores a
 // session's worktree with POST /v1/worktrees/{session}/… (after a
 // confirmation step in the page), and follows GET /v1/events as
-// Server-Sent Events. Package api mounts a UI on its TCP listener: the UI
+// Server-Sent Events.
+//
+// Messages and a turn's answer are Markdown, rendered by the page's own
+// renderer (static/js/markdown.js, no third-party code) straight to DOM
+// nodes: text always goes in as text nodes, so raw HTML in a message shows
+// as text; the only attribute taken from a message is a link's address,
+// and only an absolute http, https or mailto URL becomes one (anything
+// else renders as its label), opened with target=_blank and
+// rel="noopener noreferrer"; images render as links. Long messages show
+// their first lines behind Show more. Errors show as sentences for the
+// API's stable codes (static/js/errors.js), never as the raw envelope. Package api mounts a UI on its TCP listener: the UI
 // serves every path outside /v1/, and api asks Authorize whether a /v1/
 // request without the bearer token comes from a signed-in UI page.
 //
