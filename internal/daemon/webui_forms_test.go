@@ -79,6 +79,11 @@ func TestWebUI_createRoom(t *testing.T) {
 	require.False(t, slices.ContainsFunc(ps, func(x wire.Participant) bool { return x.Handle == "owner/reviewer" }), "reviewer was not ticked")
 	p.atWidths("webui-room-created")
 
+	// A blank message: the composer says so.
+	p.typeInto(`#compose`, "   ")
+	p.do(chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)))
+	p.waitFor("the blank refusal", `document.querySelector('#compose-error').textContent === 'Write a message first.'`)
+
 	// A message that mentions nobody: refused, and said in words.
 	p.typeInto(`#compose`, "no mention here")
 	p.do(chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)))

@@ -569,7 +569,11 @@ export function mountRoom(main, { id, focus = null }) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const text = ta.value.trim();
-    if (!text || sending) return;
+    if (sending) return;
+    if (!text) {
+      errorEl.textContent = 'Write a message first.';
+      return;
+    }
     sending = true;
     sendBtn.disabled = true;
     errorEl.textContent = '';
