@@ -343,3 +343,24 @@ func TestWebUI_replyLinks(t *testing.T) {
 	p.do(chromedp.Click(chromedp.CSS(replySel + ` a.reply-to`)))
 	p.waitFor("the answered message shown", `(document.querySelector(`+js(srcSel)+`) || {classList: {contains: () => false}}).classList.contains('msg--focus')`)
 }
+
+// TestWebUI_cancelTurnFromTheRoom: while an owned agent's turn runs, the
+// room offers to cancel it next to the link that watches it; Cancel ends
+// the turn and the message shows failed (cancelled).
+func TestWebUI_cancelTurnFromTheRoom(t *testing.T) {
+	t.Parallel()
+	r, p := uiDaemon(t)
+	agent, room, sent := ownedSlowRoom(t, r, demoAgentCommand(t))
+	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
+	p.waitFor("the Cancel button of the running turn", `document.querySelector('.live-turns button[data-cancel-turn]') !== null`)
+	turn := p.eval(`document.querySelector('.live-turns button[data-cancel-turn]').dataset.cancelTurn`)
+	p.fullShot("webui-room-running")
+	p.do(chromedp.Click(chromedp.CSS(`.live-turns button[data-cancel-turn]`)))
+	chip := msgSelector(sent.ID) + ` .chip[data-agent=` + js(agent.AgentID) + `]`
+	p.waitFor("the message failed (cancelled)", `(document.querySelector(`+js(chip)+`) || {dataset: {}}).dataset.status === 'failed' && document.querySelector(`+js(chip)+`).textContent.includes('cancelled')`)
+	p.waitFor("the running turn's links gone", `document.querySelector('.live-turns button[data-cancel-turn]') === null`)
+	tr, err := r.client.Turn(t.Context(), turn)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", tr.State)
+	p.atWidths("webui-room-cancelled")
+}

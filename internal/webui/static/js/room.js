@@ -306,7 +306,18 @@ export function mountRoom(main, { id, focus = null }) {
     const links = [...liveTurns.entries()].map(([sid, lt]) => {
       const a = state.agentsByPeer.get(lt.agent);
       const name = a ? `@${a.handle}` : lt.agent;
-      return h('a', { href: sessionHref(sid, lt.turn), dataset: { liveTurn: lt.turn } }, `Watch ${name}'s turn live`);
+      const cancel = h('button', { type: 'button', class: 'btn btn--quiet btn--small btn--danger', dataset: { cancelTurn: lt.turn }, 'aria-label': `Cancel ${name}'s turn` }, 'Cancel turn');
+      cancel.addEventListener('click', async () => {
+        cancel.disabled = true;
+        try {
+          await post(`/v1/turns/${encodeURIComponent(lt.turn)}/cancel`);
+          announce(`Cancelling ${name}'s turn.`);
+        } catch (err) {
+          errorEl.textContent = describe(err, `${name}'s turn was not cancelled`);
+          cancel.disabled = false;
+        }
+      });
+      return h('span', { class: 'live-turn' }, h('a', { href: sessionHref(sid, lt.turn), dataset: { liveTurn: lt.turn } }, `Watch ${name}'s turn live`), ' ', cancel);
     });
     liveEl.replaceChildren(...links.flatMap((l, i) => (i ? [' · ', l] : [l])));
   }
