@@ -36,6 +36,14 @@ func (p *page) typeInto(sel, text string) {
 	p.do(chromedp.SendKeys(chromedp.CSS(sel), text))
 }
 
+// clickNow clicks the element sel selects at once, in the page: for
+// elements the page draws again on live events, which a click from
+// outside (find the node, then click it) can miss.
+func (p *page) clickNow(sel string) {
+	p.t.Helper()
+	require.Equal(p.t, "clicked", p.eval(`(() => { const el = document.querySelector(`+js(sel)+`); if (!el) return 'missing'; el.click(); return 'clicked'; })()`), sel)
+}
+
 // choose picks an option of a select as a person would.
 func (p *page) choose(sel, value string) {
 	p.t.Helper()
@@ -55,16 +63,16 @@ func TestWebUI_createRoom(t *testing.T) {
 	require.NoError(t, err)
 
 	p.waitFor("the rooms page", `document.querySelector('button[data-action="new-room"]') !== null`)
-	p.do(chromedp.Click(chromedp.CSS(`button[data-action="new-room"]`)))
+	p.clickNow(`button[data-action="new-room"]`)
 	p.waitFor("the form with the agents", `!document.querySelector('#new-room').hidden && document.querySelectorAll('#new-room input[name=agents]').length === 2 && document.activeElement.id === 'room-title'`)
 	// No title: the form says so and sends nothing.
-	p.do(chromedp.Click(chromedp.CSS(`#new-room button[type=submit]`)))
+	p.clickNow(`#new-room button[type=submit]`)
 	p.waitFor("the missing title", `document.querySelector('[data-role="new-room-error"]').textContent.includes('title')`)
 
 	p.typeInto(`#room-title`, "Launch plan")
-	p.do(chromedp.Click(chromedp.CSS(`#new-room input[value="local/coder"]`)))
+	p.clickNow(`#new-room input[value="local/coder"]`)
 	p.fullShot("webui-new-room")
-	p.do(chromedp.Click(chromedp.CSS(`#new-room button[type=submit]`)))
+	p.clickNow(`#new-room button[type=submit]`)
 	p.waitFor("the new room", `location.hash.startsWith('#/rooms/') && document.querySelector('#compose') !== null && document.querySelector('.room-head h1').textContent === 'Launch plan'`)
 	p.waitFor("coder in it", `document.querySelector('[data-participant=`+js(coder.AgentID)+`]') !== null`)
 
@@ -81,12 +89,12 @@ func TestWebUI_createRoom(t *testing.T) {
 
 	// A blank message: the composer says so.
 	p.typeInto(`#compose`, "   ")
-	p.do(chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)))
+	p.clickNow(`.composer button[type=submit]`)
 	p.waitFor("the blank refusal", `document.querySelector('#compose-error').textContent === 'Write a message first.'`)
 
 	// A message that mentions nobody: refused, and said in words.
 	p.typeInto(`#compose`, "no mention here")
-	p.do(chromedp.Click(chromedp.CSS(`.composer button[type=submit]`)))
+	p.clickNow(`.composer button[type=submit]`)
 	p.waitFor("the refusal", `document.querySelector('#compose-error').textContent !== ''`)
 	refusal := p.eval(`document.querySelector('#compose-error').textContent`)
 	require.Contains(t, refusal, "Mention someone with @")
@@ -108,19 +116,19 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Empty room"})
 	require.NoError(t, err)
 
-	p.do(chromedp.Click(chromedp.CSS(`a[data-nav="agents"]`)))
+	p.clickNow(`a[data-nav="agents"]`)
 	p.waitFor("the agents page", `document.querySelector('button[data-action="add-agent"]') !== null`)
 	open := func() {
-		p.do(chromedp.Click(chromedp.CSS(`button[data-action="add-agent"]`)))
+		p.clickNow(`button[data-action="add-agent"]`)
 		p.waitFor("the add form", `!document.querySelector('#add-agent-form').hidden && document.activeElement.id === 'agent-name'`)
 	}
 
 	// An attached agent.
 	open()
 	p.typeInto(`#agent-name`, "helper")
-	p.do(chromedp.Click(chromedp.CSS(`#kind-attached`)))
+	p.clickNow(`#kind-attached`)
 	p.waitFor("the owned fields hidden", `document.querySelector('.owned-fields').hidden`)
-	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.clickNow(`#add-agent-form button[type=submit]`)
 	p.waitFor("helper in the table", `document.querySelector('tr[data-peer="local/helper"]') !== null`)
 	helper := agentNamed(t, c, "owner/helper")
 	require.Nil(t, helper.Runtime, "an attached agent has no runtime")
@@ -132,7 +140,7 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	p.typeInto(`#agent-command`, `'`+script+`'`)
 	p.typeInto(`#agent-model`, "small")
 	p.fullShot("webui-add-agent")
-	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.clickNow(`#add-agent-form button[type=submit]`)
 	p.waitFor("runner in the table", `document.querySelector('tr[data-peer="local/runner"]') !== null`)
 	runner := agentNamed(t, c, "owner/runner")
 	require.NotNil(t, runner.Runtime)
@@ -142,23 +150,23 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	// The same name again: refused in words.
 	open()
 	p.typeInto(`#agent-name`, "helper")
-	p.do(chromedp.Click(chromedp.CSS(`#kind-attached`)))
-	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button[type=submit]`)))
+	p.clickNow(`#kind-attached`)
+	p.clickNow(`#add-agent-form button[type=submit]`)
 	p.waitFor("the refusal", `document.querySelector('[data-role="add-agent-error"]').textContent !== ''`)
 	refusal := p.eval(`document.querySelector('[data-role="add-agent-error"]').textContent`)
 	require.Contains(t, refusal, "helper was not added")
 	require.NotContains(t, refusal, "{")
 	require.NotContains(t, refusal, "request ")
-	p.do(chromedp.Click(chromedp.CSS(`#add-agent-form button.btn--quiet`)))
+	p.clickNow(`#add-agent-form button.btn--quiet`)
 
 	// Settings: change the model and the permission answer.
-	p.do(chromedp.Click(chromedp.CSS(`button[data-settings="local/runner"]`)))
+	p.clickNow(`button[data-settings="local/runner"]`)
 	form := `form[data-settings-for="local/runner"]`
 	p.waitFor("the settings form", `document.querySelector(`+js(form)+`) !== null`)
 	require.Equal(t, "small", p.eval(`document.querySelector('#set-local_runner-model').value`))
 	p.typeInto(`#set-local_runner-model`, "large")
 	p.choose(`#set-local_runner-permission`, "reject")
-	p.do(chromedp.Click(chromedp.CSS(form + ` button[type=submit]`)))
+	p.clickNow(form + ` button[type=submit]`)
 	p.waitFor("saved", `document.querySelector(`+js(form+` [data-role="settings-result"]`)+`).textContent.startsWith('Saved')`)
 	runner = agentNamed(t, c, "owner/runner")
 	require.Equal(t, "large", runner.Runtime.Desired.Model)
@@ -171,7 +179,7 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
 	p.waitFor("the add-agent form", `document.querySelector('form.add-agent') !== null && !document.querySelector('form.add-agent').hidden && document.querySelector('#add-agent option[value="local/helper"]') !== null`)
 	p.choose(`#add-agent`, "local/helper")
-	p.do(chromedp.Click(chromedp.CSS(`form.add-agent button[type=submit]`)))
+	p.clickNow(`form.add-agent button[type=submit]`)
 	p.waitFor("helper in the room", `document.querySelector('[data-participant=`+js(helper.AgentID)+`]') !== null`)
 	require.Contains(t, p.eval(`document.querySelector('[data-role="add-agent-result"]').textContent`), "joined the room")
 	require.Equal(t, "", p.eval(`document.querySelector('#add-agent option[value="local/helper"]') ? 'still offered' : ''`), "a participant is no longer offered")
@@ -215,9 +223,8 @@ func TestWebUI_cancelTurn(t *testing.T) {
 	p.do(chromedp.Navigate(signInBase(t, r) + "#/sessions/" + s.ID))
 	cancel := `button[data-action="cancel-turn"]`
 	p.waitFor("the Cancel turn button", `document.querySelector(`+js(cancel)+`) !== null && !document.querySelector(`+js(cancel)+`).hidden`)
+	p.clickNow(cancel) // at once: the [slow] turn lasts a few seconds
 	require.Equal(t, "true", p.eval(`String(document.querySelector('button[data-action="retry-turn"]').hidden)`), "a running turn is not retried")
-	p.atWidths("webui-turn-running")
-	p.do(chromedp.Click(chromedp.CSS(cancel)))
 	p.waitFor("the cancelled turn", `(document.querySelector(`+js(`tr[data-turn=`+js(s.CurrentTurn)+`]`)+`) || {dataset: {}}).dataset.state === 'cancelled' && document.querySelector(`+js(cancel)+`).hidden`)
 	tr, err := c.Turn(ctx, s.CurrentTurn)
 	require.NoError(t, err)
@@ -285,7 +292,7 @@ func TestWebUI_retryTurn(t *testing.T) {
 	p.atWidths("webui-turn-failed")
 
 	demoAgentScript(t, script) // the command is back
-	p.do(chromedp.Click(chromedp.CSS(retry)))
+	p.clickNow(retry)
 	p.waitFor("the new turn", `location.hash.includes('/turns/') && !location.hash.endsWith(`+js(failed.ID)+`)`)
 	p.waitFor("the new turn succeeded", `[...document.querySelectorAll('tr[data-turn]')].some((tr) => tr.dataset.state === 'succeeded')`)
 	ts, err = c.Turns(ctx, ss[0].ID)
@@ -340,7 +347,7 @@ func TestWebUI_replyLinks(t *testing.T) {
 	require.Equal(t, "Turn 1: succeeded", p.eval(`document.querySelector(`+js(srcSel+` a[data-turn-link]`)+`).textContent`))
 	p.atWidths("webui-reply-links")
 
-	p.do(chromedp.Click(chromedp.CSS(replySel + ` a.reply-to`)))
+	p.clickNow(replySel + ` a.reply-to`)
 	p.waitFor("the answered message shown", `(document.querySelector(`+js(srcSel)+`) || {classList: {contains: () => false}}).classList.contains('msg--focus')`)
 }
 
@@ -353,9 +360,7 @@ func TestWebUI_cancelTurnFromTheRoom(t *testing.T) {
 	agent, room, sent := ownedSlowRoom(t, r, demoAgentCommand(t))
 	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
 	p.waitFor("the Cancel button of the running turn", `document.querySelector('.live-turns button[data-cancel-turn]') !== null`)
-	turn := p.eval(`document.querySelector('.live-turns button[data-cancel-turn]').dataset.cancelTurn`)
-	p.fullShot("webui-room-running")
-	p.do(chromedp.Click(chromedp.CSS(`.live-turns button[data-cancel-turn]`)))
+	turn := p.eval(`(() => { const b = document.querySelector('.live-turns button[data-cancel-turn]'); b.click(); return b.dataset.cancelTurn; })()`)
 	chip := msgSelector(sent.ID) + ` .chip[data-agent=` + js(agent.AgentID) + `]`
 	p.waitFor("the message failed (cancelled)", `(document.querySelector(`+js(chip)+`) || {dataset: {}}).dataset.status === 'failed' && document.querySelector(`+js(chip)+`).textContent.includes('cancelled')`)
 	p.waitFor("the running turn's links gone", `document.querySelector('.live-turns button[data-cancel-turn]') === null`)

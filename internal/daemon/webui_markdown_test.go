@@ -187,12 +187,12 @@ func TestWebUI_longMessageCollapses(t *testing.T) {
 	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(msgSelector(short.ID)+" button[data-more]")+`).length)`), "a short message has no button")
 	p.atWidths("webui-collapsed")
 
-	p.do(chromedp.Click(chromedp.CSS(btn)))
+	p.clickNow(btn)
 	p.waitFor("the whole message", `document.querySelector(`+js(sel+" .msg-body")+`).textContent.includes('line 300 of the log')`)
 	require.Equal(t, "true", p.eval(`document.querySelector(`+js(btn)+`).getAttribute('aria-expanded')`))
 	require.Equal(t, "Show less", p.eval(`document.querySelector(`+js(btn)+`).textContent`))
 	require.Equal(t, "true", p.eval(`String(document.activeElement === document.querySelector(`+js(btn)+`))`), "focus stays on the button")
 	p.fullShot("webui-expanded")
-	p.do(chromedp.Click(chromedp.CSS(btn)))
+	p.clickNow(btn)
 	p.waitFor("the message folded again", `!document.querySelector(`+js(sel+" .msg-body")+`).textContent.includes('line 300 of the log') && document.querySelector(`+js(btn)+`).textContent.startsWith('Show more')`)
 }

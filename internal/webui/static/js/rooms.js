@@ -100,6 +100,8 @@ function newRoomForm() {
       renderAgents();
       msg.textContent = '';
       titleIn.focus();
+      // Agents added elsewhere since the page loaded show once read.
+      loadAgents().catch(() => {});
     }
   };
   toggle.addEventListener('click', () => show(form.hidden));
