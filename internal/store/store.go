@@ -79,6 +79,9 @@ type Info struct {
 	Location string `json:"location"`
 	// SchemaVersion is the highest applied migration.
 	SchemaVersion int `json:"schema_version"`
+	// ServerVersion is the database engine's version: the SQLite library
+	// linked in, or what the PostgreSQL server reports.
+	ServerVersion string `json:"server_version"`
 }
 
 // Workspace is the tenancy boundary.

@@ -280,7 +280,11 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	if err != nil {
 		return store.Info{}, fmt.Errorf("store info: %w", err)
 	}
-	return store.Info{Driver: "sqlite", Location: s.path, SchemaVersion: v}, nil
+	var lib string
+	if err := s.reader.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&lib); err != nil {
+		return store.Info{}, fmt.Errorf("store info: %w", err)
+	}
+	return store.Info{Driver: "sqlite", Location: s.path, SchemaVersion: v, ServerVersion: lib}, nil
 }
 
 // Check implements [store.Store] with PRAGMA quick_check, which verifies

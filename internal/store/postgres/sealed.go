@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// Sealer seals and opens the content columns (package secret's Box).
+// Open must fail on data sealed for another aad.
+type Sealer interface {
+	Seal(plaintext, aad []byte) []byte
+	Open(sealed, aad []byte) ([]byte, error)
+}
+
+// The content columns the store seals itself (migration 0015), named as
+// in the SQLite dialect so that a value sealed by either dialect opens in
+// the other: the aad names the table, the workspace and the row's key.
+const (
+	sealedEvents   = "events.payload"
+	sealedOutput   = "turn_output.updates"
+	sealedMessages = "session_messages.text"
+	sealedTurns    = "turns.detail"
+	sealedJournal  = "turn_journal.detail"
+)
+
+// contentAAD is the aad of a sealed content value: the column, the
+// workspace and the row's key parts, each length-prefixed so no two
+// different rows share one. It is byte for byte the SQLite dialect's.
+func contentAAD(column string, ws jam.WorkspaceID, key ...string) []byte {
+	parts := append([]string{"jam.store/" + column, string(ws)}, key...)
+	var out []byte
+	for _, p := range parts {
+		out = binary.AppendUvarint(out, uint64(len(p)))
+		out = append(out, p...)
+	}
+	return out
+}
+
+func eventAAD(ws jam.WorkspaceID, seq int64) []byte {
+	return contentAAD(sealedEvents, ws, fmt.Sprint(seq))
+}
+
+func outputAAD(ws jam.WorkspaceID, turn jam.TurnID, batch int) []byte {
+	return contentAAD(sealedOutput, ws, string(turn), fmt.Sprint(batch))
+}
+
+func messageAAD(ws jam.WorkspaceID, id jam.MessageID) []byte {
+	return contentAAD(sealedMessages, ws, string(id))
+}
+
+func turnDetailAAD(ws jam.WorkspaceID, turn jam.TurnID) []byte {
+	return contentAAD(sealedTurns, ws, string(turn))
+}
+
+func journalDetailAAD(ws jam.WorkspaceID, seq int64) []byte {
+	return contentAAD(sealedJournal, ws, fmt.Sprint(seq))
+}
+
+// seal is the stored (BYTEA) form of a content value: sealed when the
+// store has a Sealer, else the text's bytes. An empty value stays empty:
+// it holds nothing to protect.
+func (s *Store) seal(plain string, aad []byte) []byte {
+	if plain == "" {
+		return []byte{}
+	}
+	if s.sealer == nil {
+		return []byte(plain)
+	}
+	return s.sealer.Seal([]byte(plain), aad)
+}
+
+// open is the text of a stored content value. A PostgreSQL store is
+// opened with the same Sealer, or none, for its whole life: every
+// migration runs at the first Open, so no value was written before the
+// columns were sealed, and unlike SQLite (TEXT or BLOB in one column)
+// the column's type cannot tell a clear value from a sealed one. With a
+// Sealer every non-empty value is opened, and one that does not open is
+// an error (secret.ErrCorrupt: damaged, moved from another row, or
+// written by a store without the key).
+func (s *Store) open(v []byte, aad []byte) (string, error) {
+	if len(v) == 0 {
+		return "", nil
+	}
+	if s.sealer == nil {
+		return string(v), nil
+	}
+	plain, err := s.sealer.Open(v, aad)
+	if err != nil {
+		return "", err
+	}
+	return string(plain), nil
+}
