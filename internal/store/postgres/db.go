@@ -71,3 +71,12 @@ func rowsAffected(ctx context.Context, q querier, sql string, args ...any) (int6
 	}
 	return tag.RowsAffected(), nil
 }
+
+// queryAll runs a query on q and scans every row with scan.
+func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}

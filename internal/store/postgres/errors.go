@@ -37,6 +37,15 @@ func pgCode(err error) string {
 	return ""
 }
 
+// constraintOf is the constraint a server error names, "" if none.
+func constraintOf(err error) string {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.ConstraintName
+	}
+	return ""
+}
+
 // retryable reports whether a transaction that failed with err may be run
 // again from the start: the server aborted it to keep concurrent
 // transactions serializable, or to break a deadlock.
