@@ -42,7 +42,7 @@ RETURNING ` + accountColumns
 // refusal (jam.ErrAlreadyExists); a missing workspace is the foreign
 // key's (jam.ErrNotFound).
 func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account, error) {
-	a, err := validateAccount(a)
+	a, err := a.Canonical()
 	if err != nil {
 		return store.Account{}, fmt.Errorf("account put %q: %w", a.Profile, err)
 	}
@@ -62,7 +62,7 @@ func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account,
 
 // AccountGet implements [store.Accounts].
 func (s *Store) AccountGet(ctx context.Context, ws jam.WorkspaceID, profile string) (store.Account, error) {
-	if err := validateAccountKey(ws, profile); err != nil {
+	if err := store.ValidateAccountKey(ws, profile); err != nil {
 		return store.Account{}, fmt.Errorf("account get %q: %w", profile, err)
 	}
 	a, err := scanAccount(s.pool.QueryRow(ctx, accountSelect, ws, profile))
@@ -77,7 +77,7 @@ func (s *Store) AccountGet(ctx context.Context, ws jam.WorkspaceID, profile stri
 
 // AccountList implements [store.Accounts].
 func (s *Store) AccountList(ctx context.Context, ws jam.WorkspaceID) ([]store.Account, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("account list: %w", err)
 	}
 	out, err := queryAll(ctx, s.pool, scanAccount, accountSelectAll, ws)

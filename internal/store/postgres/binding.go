@@ -68,7 +68,7 @@ WHERE workspace_id = $2 AND profile = $3 AND scope = $4 AND room_id = $5 AND bin
 // another workspace, or an alias another binding of the peer holds, is
 // jam.ErrAlreadyExists.
 func (s *Store) BindingPut(ctx context.Context, b store.Binding) (int, error) {
-	b, err := validateBinding(b)
+	b, err := b.Canonical()
 	if err != nil {
 		return 0, fmt.Errorf("binding put %s: %w", b.ID, err)
 	}
@@ -129,7 +129,7 @@ func (s *Store) BindingPut(ctx context.Context, b store.Binding) (int, error) {
 
 // BindingGet implements [store.Bindings].
 func (s *Store) BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) (store.Binding, error) {
-	if err := validateBindingKey(ws, id); err != nil {
+	if err := store.ValidateBindingKey(ws, id); err != nil {
 		return store.Binding{}, fmt.Errorf("binding get %s: %w", id, err)
 	}
 	b, err := scanBinding(s.pool.QueryRow(ctx, bindingSelect, ws, id))
@@ -144,7 +144,7 @@ func (s *Store) BindingGet(ctx context.Context, ws jam.WorkspaceID, id jam.Bindi
 
 // BindingForRoom implements [store.Bindings].
 func (s *Store) BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) (store.Binding, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.Binding{}, fmt.Errorf("binding for room %s: %w", room, err)
 	}
 	room, err := parseUUID(room)
@@ -163,7 +163,7 @@ func (s *Store) BindingForRoom(ctx context.Context, ws jam.WorkspaceID, key jam.
 
 // BindingList implements [store.Bindings]: by peer, then alias.
 func (s *Store) BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) ([]store.Binding, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("binding list: %w", err)
 	}
 	var out []store.Binding
@@ -186,7 +186,7 @@ func (s *Store) BindingList(ctx context.Context, ws jam.WorkspaceID, key jam.Pee
 // binding's peer (see BindingPut), the binding goes and its queue rows
 // move to the unrouted bucket, in one READ COMMITTED transaction.
 func (s *Store) BindingDelete(ctx context.Context, ws jam.WorkspaceID, id jam.BindingID) error {
-	if err := validateBindingKey(ws, id); err != nil {
+	if err := store.ValidateBindingKey(ws, id); err != nil {
 		return fmt.Errorf("binding delete %s: %w", id, err)
 	}
 	err := s.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {

@@ -35,7 +35,7 @@ WHERE node = $1 AND id < $2 ORDER BY id DESC LIMIT 1`
 // the insert and the lookup of the previous run share one READ COMMITTED
 // transaction.
 func (s *Store) DaemonRunStart(ctx context.Context, p store.DaemonRunStartParams) (store.DaemonRunStartResult, error) {
-	if err := validateDaemonRunStart(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.DaemonRunStartResult{}, fmt.Errorf("daemon run start %s: %w", p.Node, err)
 	}
 	var res store.DaemonRunStartResult

@@ -36,7 +36,7 @@ const (
 // that first locks the peer's row (see BindingPut), so no move or binding
 // change of the peer interleaves with its removal.
 func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.PeerRemoved, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.PeerRemoved{}, fmt.Errorf("remove peer %s: %w", key, err)
 	}
 	var out store.PeerRemoved
@@ -80,7 +80,7 @@ func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 // peer committed meanwhile is seen and refuses the removal
 // (jam.ErrConflict) instead of failing its foreign key.
 func (s *Store) AccountRemove(ctx context.Context, ws jam.WorkspaceID, profile string) error {
-	if err := validateAccountKey(ws, profile); err != nil {
+	if err := store.ValidateAccountKey(ws, profile); err != nil {
 		return fmt.Errorf("remove account %s: %w", profile, err)
 	}
 	err := s.inTx(ctx, pgx.ReadCommitted, func(tx pgx.Tx) error {

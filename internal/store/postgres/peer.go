@@ -40,7 +40,7 @@ FROM peers p JOIN accounts a ON a.workspace_id = p.workspace_id AND a.profile = 
 // belongs to another peer of the workspace is the unique constraint's
 // refusal (jam.ErrAlreadyExists). Replacing a peer keeps its CreatedAt.
 func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
-	p, err := validatePeer(p)
+	p, err := p.Canonical()
 	if err != nil {
 		return store.Peer{}, fmt.Errorf("peer put %s: %w", p.Key, err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
 
 // PeerGet implements [store.Peers].
 func (s *Store) PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey) (store.Peer, error) {
-	if err := validateScope(ws, key); err != nil {
+	if err := store.ValidateScope(ws, key); err != nil {
 		return store.Peer{}, fmt.Errorf("peer get %s: %w", key, err)
 	}
 	p, err := scanPeer(s.pool.QueryRow(ctx, peerSelect, ws, key.Profile, key.Scope))
@@ -86,7 +86,7 @@ func (s *Store) PeerGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey
 
 // PeerList implements [store.Peers].
 func (s *Store) PeerList(ctx context.Context, ws jam.WorkspaceID) ([]store.Peer, error) {
-	if err := validateWorkspaceID(ws); err != nil {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
 		return nil, fmt.Errorf("peer list: %w", err)
 	}
 	out, err := queryAll(ctx, s.pool, scanPeer, peerSelectAll, ws)

@@ -25,7 +25,7 @@ ON CONFLICT (workspace_id, key) DO UPDATE SET value = excluded.value, updated_at
 
 // SettingGet implements [store.Settings].
 func (s *Store) SettingGet(ctx context.Context, ws jam.WorkspaceID, key string) (store.Setting, error) {
-	if err := validateSettingKey(ws, key); err != nil {
+	if err := store.ValidateSettingKey(ws, key); err != nil {
 		return store.Setting{}, fmt.Errorf("setting get %q: %w", key, err)
 	}
 	var st store.Setting
@@ -46,7 +46,7 @@ func (s *Store) SettingGet(ctx context.Context, ws jam.WorkspaceID, key string) 
 // jam.ErrNotFound; the key is the constraint, not a read before the
 // write, so a workspace removed concurrently cannot slip between them.
 func (s *Store) SettingPut(ctx context.Context, p store.SettingPutParams) (store.Setting, error) {
-	if err := validateSettingPut(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Setting{}, fmt.Errorf("setting put %q: %w", p.Key, err)
 	}
 	if _, err := s.pool.Exec(ctx, settingUpsert, p.WorkspaceID, p.Key, p.Value, micros(p.At)); err != nil {
@@ -65,7 +65,7 @@ func (s *Store) SettingPut(ctx context.Context, p store.SettingPutParams) (store
 
 // SettingDelete implements [store.Settings].
 func (s *Store) SettingDelete(ctx context.Context, ws jam.WorkspaceID, key string) error {
-	if err := validateSettingKey(ws, key); err != nil {
+	if err := store.ValidateSettingKey(ws, key); err != nil {
 		return fmt.Errorf("setting delete %q: %w", key, err)
 	}
 	n, err := rowsAffected(ctx, s.pool, settingDelete, ws, key)

@@ -1,34 +1,33 @@
 package postgres
 
 import (
-	"regexp"
 	"testing"
 
-	"github.com/jamhq/jam/internal/store"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/store/postgres/pgtest"
 	"github.com/jamhq/jam/internal/store/storetest"
 )
 
-// partial presents the aggregates this dialect implements so far as a
-// store.Store to the conformance suite: its own methods are promoted at
-// depth 1 and shadow the nil interface's at depth 2. Only the subtests of
-// implemented aggregates open a store (implemented); the others skip.
-type partial struct {
-	*Store
-	rest
+// opener is the suite's [storetest.Opener]: a fresh database per call,
+// and a new Store (its own pool) on it per handle.
+func opener(t *testing.T) func(t *testing.T) *Store {
+	u := pgtest.URL(t)
+	return func(t *testing.T) *Store {
+		s, err := Open(t.Context(), Config{URL: u})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	}
 }
 
-type rest struct{ store.Store }
-
-// implemented matches the conformance subtests whose aggregates this
-// dialect implements.
-var implemented = regexp.MustCompile(`^TestStoretest/(Info|Check|Workspace.*|InvalidParams|SizeLimits|Setting_.*|DaemonRun.*|Times_utcMicroseconds|Account_.*|Peer_.*|Binding_putGetForRoomList|Binding_workspaceIsolation)$`)
-
+// TestStoretest runs the conformance suite's entry points of the
+// aggregates this dialect implements.
 func TestStoretest(t *testing.T) {
-	storetest.Exercise(t, func(t *testing.T) store.Store {
-		if !implemented.MatchString(t.Name()) {
-			t.Skip("aggregate not implemented by this dialect yet")
-		}
-		s, _ := openTest(t)
-		return partial{Store: s}
-	})
+	storetest.CoreCases(t, opener)
+	storetest.Workspaces(t, opener)
+	storetest.Settings(t, opener)
+	storetest.DaemonRuns(t, opener)
+	storetest.Accounts(t, opener)
+	storetest.Peers(t, opener)
 }

@@ -31,7 +31,7 @@ ON CONFLICT (name) DO NOTHING`
 // same name that commits first makes this one's insert do nothing, and
 // the read back (a new snapshot per statement) sees the winner's row.
 func (s *Store) WorkspaceEnsure(ctx context.Context, p store.WorkspaceEnsureParams) (store.Workspace, error) {
-	if err := validateWorkspaceEnsure(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return store.Workspace{}, fmt.Errorf("workspace ensure %q: %w", p.Name, err)
 	}
 	var w store.Workspace
@@ -54,7 +54,7 @@ func (s *Store) WorkspaceEnsure(ctx context.Context, p store.WorkspaceEnsurePara
 
 // WorkspaceGet implements [store.Workspaces].
 func (s *Store) WorkspaceGet(ctx context.Context, id jam.WorkspaceID) (store.Workspace, error) {
-	if err := validateWorkspaceID(id); err != nil {
+	if err := store.ValidateWorkspaceID(id); err != nil {
 		return store.Workspace{}, fmt.Errorf("workspace get %s: %w", id, err)
 	}
 	w, err := scanWorkspace(s.pool.QueryRow(ctx, workspaceSelectByID, id))
