@@ -30,4 +30,7 @@ func TestStoretest(t *testing.T) {
 	storetest.DaemonRuns(t, opener)
 	storetest.Accounts(t, opener)
 	storetest.Peers(t, opener)
+	storetest.Bindings(t, opener)
+	storetest.Spool(t, opener)
+	storetest.Queue(t, opener)
 }

@@ -19,3 +19,12 @@ func fromNullMicros(v *int64) time.Time {
 	}
 	return fromMicros(*v)
 }
+
+// nullMicros stores a zero time as NULL.
+func nullMicros(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	v := micros(t)
+	return &v
+}
