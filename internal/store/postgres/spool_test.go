@@ -127,3 +127,26 @@ func TestSpoolMove_queueBoundAcrossHandles(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, limit)
 }
+
+// TestReplyIntentPut_sameIntentTwiceAtOnce: the first put of one intent
+// through two handles at once records it once, and neither fails.
+func TestReplyIntentPut_sameIntentTwiceAtOnce(t *testing.T) {
+	w := newWorld(t)
+	for round := range 10 {
+		r := store.ReplyIntent{WorkspaceID: w.ws, Peer: w.peer.Key, Room: newUUID[jam.RoomID](),
+			MessageID: newUUID[jam.PlatformMessageID](), Sealed: []byte("reply"), Parts: 2, State: store.ReplyPending, CreatedAt: at}
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 2 {
+			wg.Go(func() {
+				<-start
+				errs[i] = w.handle(i).ReplyIntentPut(t.Context(), r)
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.NoError(t, errs[0], "round %d", round)
+		require.NoError(t, errs[1], "round %d", round)
+	}
+}

@@ -33,4 +33,7 @@ func TestStoretest(t *testing.T) {
 	storetest.Bindings(t, opener)
 	storetest.Spool(t, opener)
 	storetest.Queue(t, opener)
+	storetest.RoomRetirement(t, opener)
+	storetest.Replies(t, opener)
+	storetest.Retention(t, opener)
 }
