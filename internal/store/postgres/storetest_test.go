@@ -36,4 +36,5 @@ func TestStoretest(t *testing.T) {
 	storetest.RoomRetirement(t, opener)
 	storetest.Replies(t, opener)
 	storetest.Retention(t, opener)
+	storetest.Quarantine(t, opener)
 }
