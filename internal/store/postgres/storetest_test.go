@@ -37,4 +37,5 @@ func TestStoretest(t *testing.T) {
 	storetest.Replies(t, opener)
 	storetest.Retention(t, opener)
 	storetest.Quarantine(t, opener)
+	storetest.Events(t, opener)
 }

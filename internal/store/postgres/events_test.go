@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// TestEventAppend_readerMissesNothing: while two handles append to one
+// workspace, a reader that pages with the last sequence it saw (as a
+// client resuming with ?after=SEQ does) ends up with every event: no
+// sequence ever becomes visible below one already read.
+func TestEventAppend_readerMissesNothing(t *testing.T) {
+	w := newWorld(t)
+	const perWriter = 300
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			for range perWriter {
+				if _, err := w.handle(i).EventAppend(t.Context(), []store.EventRecord{{WorkspaceID: w.ws, Kind: "test.event", CreatedAt: at}}); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	seen := 0
+	var after int64
+	read := func() {
+		evs, err := w.a.EventList(t.Context(), w.ws, after, store.MaxEventListLimit)
+		require.NoError(t, err)
+		for _, e := range evs {
+			require.Greater(t, e.Seq, after)
+			after = e.Seq
+			seen++
+		}
+	}
+	for finished := false; !finished; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		read()
+	}
+	read()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Equal(t, 2*perWriter, seen, "events a resuming reader saw")
+}
+
+// TestEvents_sealedAtRest: with a Sealer the payload is stored sealed,
+// bound to its sequence, and read back in the clear; the empty payload
+// stays as it is.
+func TestEvents_sealedAtRest(t *testing.T) {
+	box, err := secret.LoadOrCreate(filepath.Join(t.TempDir(), "key"))
+	require.NoError(t, err)
+	_, u := openTest(t)
+	s, err := Open(t.Context(), Config{URL: u, Sealer: box})
+	require.NoError(t, err)
+	defer s.Close()
+	ws := jam.New[jam.WorkspaceID](jam.NewMinter(nil, nil))
+	seqs, err := s.EventAppend(t.Context(), []store.EventRecord{
+		{WorkspaceID: ws, Kind: "a", Payload: json.RawMessage(`{"text":"hello secret"}`), CreatedAt: at},
+		{WorkspaceID: ws, Kind: "b", CreatedAt: at},
+	})
+	require.NoError(t, err)
+	var raw []byte
+	require.NoError(t, s.pool.QueryRow(t.Context(), `SELECT payload FROM events WHERE seq = $1`, seqs[0]).Scan(&raw))
+	require.NotContains(t, string(raw), "hello secret")
+	require.NoError(t, s.pool.QueryRow(t.Context(), `SELECT payload FROM events WHERE seq = $1`, seqs[1]).Scan(&raw))
+	require.Equal(t, "{}", string(raw))
+	evs, err := s.EventList(t.Context(), ws, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	require.JSONEq(t, `{"text":"hello secret"}`, string(evs[0].Payload))
+	require.Equal(t, "{}", string(evs[1].Payload))
+
+	// Moved to another sequence, the value no longer opens.
+	_, err = s.pool.Exec(t.Context(), `UPDATE events SET payload = (SELECT payload FROM events WHERE seq = $1) WHERE seq = $2`, seqs[0], seqs[1])
+	require.NoError(t, err)
+	_, err = s.EventList(t.Context(), ws, 0, 10)
+	require.ErrorIs(t, err, secret.ErrCorrupt)
+}
