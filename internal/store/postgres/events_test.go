@@ -92,3 +92,36 @@ func TestEvents_sealedAtRest(t *testing.T) {
 	_, err = s.EventList(t.Context(), ws, 0, 10)
 	require.ErrorIs(t, err, secret.ErrCorrupt)
 }
+
+// TestRoomCacheApply_sameSequenceTwiceAtOnce: two writes of one new room
+// at one sequence through two handles: one is accepted, the other is
+// refused as at or below the watermark (jam.ErrConflict), never a
+// duplicate key.
+func TestRoomCacheApply_sameSequenceTwiceAtOnce(t *testing.T) {
+	w := newWorld(t)
+	for round := range 10 {
+		room := newUUID[jam.RoomID]()
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 2 {
+			wg.Go(func() {
+				<-start
+				errs[i] = w.handle(i).RoomCacheApply(t.Context(), store.RoomCacheApplyParams{
+					WorkspaceID: w.ws, AccountID: w.acct.ID, Room: room, Seq: 5, At: at,
+					Upserts: []store.RoomCacheItem{{MessageID: newUUID[jam.PlatformMessageID](), Seq: 5, InsertedAt: at, Sealed: []byte("m")}},
+				})
+			})
+		}
+		close(start)
+		wg.Wait()
+		failed := 0
+		for _, err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, jam.ErrConflict, "round %d", round)
+				failed++
+			}
+		}
+		require.Equal(t, 1, failed, "round %d", round)
+	}
+}

@@ -38,4 +38,5 @@ func TestStoretest(t *testing.T) {
 	storetest.Retention(t, opener)
 	storetest.Quarantine(t, opener)
 	storetest.Events(t, opener)
+	storetest.RoomCache(t, opener)
 }
