@@ -49,9 +49,8 @@ WHERE workspace_id = $2 AND profile = $3 AND scope = $4 AND room_id = $5 AND bin
 // update in place moves the binding from another peer, that peer's row
 // too). Every write that decides which binding a queue row belongs to
 // takes that lock (BindingPut, BindingDelete, PeerRemove, RoomRetire
-// exclusively; SpoolMove as FOR KEY SHARE, which only FOR UPDATE
-// excludes), so two binds of one room run one after the other: the
-// second reads the first's binding as the room's owner and steals it,
+// FOR UPDATE; spool moves FOR NO KEY UPDATE, see spool.go), so two
+// binds of one room run one after the other: the second reads the first's binding as the room's owner and steals it,
 // instead of both reading "no owner". Under the lock, and each statement
 // reading what committed before it, the transaction:
 //

@@ -44,6 +44,48 @@
 // write against a missing parent), disk full jam.ErrStorageFull, and a
 // lost or unreachable server jam.ErrUnavailable.
 //
+// # Guarantees under concurrency
+//
+// Every transaction runs at READ COMMITTED: each statement sees what
+// committed before it began, and a statement that waits for a row lock
+// re-reads the row it waited for. What the SQLite dialect gets from its
+// single writer connection is made explicit here, per aggregate:
+//
+//   - Spool: a duplicate message is refused by the spool's unique
+//     constraint (INSERT … ON CONFLICT DO NOTHING RETURNING, so an append
+//     racing another of the same message waits and then skips), and by
+//     NOT EXISTS probes of the queue and the tombstones; a message that
+//     slips past those probes while it is being moved or settled is
+//     caught when it leaves the spool (MoveAlreadyQueued, MoveSettled).
+//     A batch takes a transaction-level advisory lock on each of its
+//     lanes first (sorted, so appends never deadlock): within a lane,
+//     sequences commit in the order they were drawn, and a reader of the
+//     lane never moves seq N+1 while N is still uncommitted.
+//   - The peer's row is the lock of its routing: BindingPut,
+//     BindingDelete, PeerRemove and RoomRetire take it FOR UPDATE, spool
+//     moves FOR NO KEY UPDATE (which excludes them and each other but not
+//     the foreign keys' KEY SHARE). So a bind that steals a room and a move
+//     that routes into it run one after the other, two binds of one room
+//     steal in turn instead of colliding on the room's unique key, and the
+//     count that bounds a peer's queue (Config.MaxQueuedPerPeer) is exact
+//     across handles.
+//   - Events: a transaction-level advisory lock per workspace, taken
+//     before the batch draws its sequences (nextval, since a sealed
+//     payload is bound to its sequence), so a workspace's sequences become
+//     visible in increasing order and a client resuming after a sequence
+//     never misses one committed later. A rolled-back append leaves unused
+//     numbers, never ones filled in later.
+//   - Daemon runs: a transaction-level advisory lock per node, so runs
+//     started at once each name a distinct previous run.
+//   - Reply intents and the room cache: the first write is INSERT … ON
+//     CONFLICT DO NOTHING, and a later one an UPDATE whose predicate is
+//     the check (the intent read FOR UPDATE and advanced; the watermark
+//     moved only WHERE seq < $n), so a second writer is judged against
+//     what the first committed.
+//   - Accounts: AccountRemove locks the account FOR UPDATE before it
+//     reads the peers, and PeerPut holds it FOR SHARE, so a removal that
+//     races a new peer is a conflict, not a foreign key failure.
+//
 // # Content at rest
 //
 // The rule of the SQLite dialect holds here (see its package doc): every
