@@ -20,7 +20,7 @@ import (
 // openTest opens a Store on a fresh database and closes it when t ends.
 func openTest(t *testing.T) (*Store, string) {
 	t.Helper()
-	u := pgtest.URL(t)
+	u := migratedURL(t)
 	s, err := Open(t.Context(), Config{URL: u})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -5,14 +5,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jamhq/jam/internal/store/postgres/pgtest"
 	"github.com/jamhq/jam/internal/store/storetest"
 )
 
 // opener is the suite's [storetest.Opener]: a fresh database per call,
 // and a new Store (its own pool) on it per handle.
 func opener(t *testing.T) func(t *testing.T) *Store {
-	u := pgtest.URL(t)
+	u := migratedURL(t)
 	return func(t *testing.T) *Store {
 		s, err := Open(t.Context(), Config{URL: u})
 		require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -45,10 +47,16 @@ func ServerURL(t testing.TB) string {
 // the database is dropped when t ends.
 func URL(t testing.TB) string {
 	t.Helper()
+	return FromTemplate(t, "")
+}
+
+// FromTemplate is URL with the new database copied from template (a
+// database name as Template returns it; "" is the server's empty
+// template). No session may be connected to template meanwhile.
+func FromTemplate(t testing.TB, template string) string {
+	t.Helper()
 	admin := ServerURL(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "jam_test_" + hex.EncodeToString(b[:])
+	name := randomName("jam_test_")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -57,8 +65,12 @@ func URL(t testing.TB) string {
 		t.Fatalf("pgtest: connect to %s: %v", EnvURL, err)
 	}
 	defer conn.Close(ctx)
-	// The name is [a-z0-9_] only, so it needs no quoting.
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	// Names are [a-z0-9_] only, so they need no quoting.
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if _, err := conn.Exec(ctx, create); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
@@ -75,11 +87,66 @@ func URL(t testing.TB) string {
 		}
 	})
 
-	u, err := url.Parse(admin)
+	u, err := withDatabase(admin, name)
 	if err != nil {
-		t.Fatalf("pgtest: %s is not a URL", EnvURL)
+		t.Fatalf("pgtest: %v", err)
+	}
+	return u
+}
+
+// Template creates a database for FromTemplate on the server of EnvURL
+// (it must be set) and runs setup on its URL; setup must close every
+// connection it opened. drop removes it. A package's TestMain makes one
+// (a migrated schema, say) so that each test copies it instead of
+// building it again.
+func Template(ctx context.Context, setup func(url string) error) (name string, drop func() error, err error) {
+	admin := os.Getenv(EnvURL)
+	if admin == "" {
+		return "", nil, fmt.Errorf("%s is unset", EnvURL)
+	}
+	name = randomName("jam_tpl_")
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to %s: %w", EnvURL, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create template: %w", err)
+	}
+	drop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		return err
+	}
+	u, err := withDatabase(admin, name)
+	if err == nil {
+		err = setup(u)
+	}
+	if err != nil {
+		return "", nil, errors.Join(err, drop())
+	}
+	return name, drop, nil
+}
+
+func randomName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// withDatabase is the server URL raw with its database replaced by name.
+func withDatabase(raw, name string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a URL", EnvURL)
 	}
 	u.Path = "/" + name
 	u.RawPath = ""
-	return u.String()
+	return u.String(), nil
 }
