@@ -74,7 +74,10 @@
 //     payload is bound to its sequence), so a workspace's sequences become
 //     visible in increasing order and a client resuming after a sequence
 //     never misses one committed later. A rolled-back append leaves unused
-//     numbers, never ones filled in later.
+//     numbers, never ones filled in later. Each append also notifies
+//     the LISTEN/NOTIFY channel jam_events with its workspaces, delivered
+//     when it commits, so a daemon sharing the database wakes where the
+//     SQLite dialect's broker wakes in process ([Store.ListenEvents]).
 //   - Daemon runs: a transaction-level advisory lock per node, so runs
 //     started at once each name a distinct previous run.
 //   - Reply intents and the room cache: the first write is INSERT … ON

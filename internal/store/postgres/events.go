@@ -47,7 +47,7 @@ SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[
 
 // EventAppend implements [store.Events]: every record is validated
 // before the transaction; the batch is one READ COMMITTED transaction of
-// three statements (lock, draw, insert) whatever its size.
+// four statements (lock, draw, insert, notify) whatever its size.
 func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]int64, error) {
 	rows := make([]store.EventRecord, len(events))
 	wsSet := map[string]bool{}
@@ -91,7 +91,10 @@ func (s *Store) EventAppend(ctx context.Context, events []store.EventRecord) ([]
 			rooms[i], msgs[i], created[i] = string(e.Room), string(e.MessageID), micros(e.CreatedAt)
 			payloads[i] = s.eventPayload(e, seqs[i])
 		}
-		_, err = tx.Exec(ctx, eventInsert, seqs, wsCol, kinds, profiles, scopes, rooms, msgs, payloads, created)
+		if _, err := tx.Exec(ctx, eventInsert, seqs, wsCol, kinds, profiles, scopes, rooms, msgs, payloads, created); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, eventsNotify, wss) // delivered at commit; see listen.go
 		return err
 	})
 	if err != nil {

@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -124,4 +126,35 @@ func TestRoomCacheApply_sameSequenceTwiceAtOnce(t *testing.T) {
 		}
 		require.Equal(t, 1, failed, "round %d", round)
 	}
+}
+
+// TestListenEvents_wakesOtherHandle: a listener on one handle is woken,
+// with the workspace, by events committed through another, and by
+// nothing else.
+func TestListenEvents_wakesOtherHandle(t *testing.T) {
+	w := newWorld(t)
+	l, err := w.b.ListenEvents(t.Context())
+	require.NoError(t, err)
+	defer l.Close()
+
+	_, err = w.a.EventAppend(t.Context(), []store.EventRecord{{WorkspaceID: w.ws, Kind: "x", CreatedAt: at}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	ws, err := l.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, w.ws, ws)
+
+	// Nothing else was committed: the next wait ends with its deadline.
+	short, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel2()
+	_, err = l.Wait(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// A wait that ended with its context leaves the listener usable.
+	_, err = w.a.EventAppend(t.Context(), []store.EventRecord{{WorkspaceID: w.ws, Kind: "y", CreatedAt: at}})
+	require.NoError(t, err)
+	ws, err = l.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, w.ws, ws)
 }
