@@ -95,7 +95,11 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if st.HTTPAddr != "" {
 		fmt.Fprintf(w, "  http api     http://%s\n", st.HTTPAddr)
 	}
-	fmt.Fprintf(w, "  store        %s %s (schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.SchemaVersion)
+	if st.Store.ServerVersion != "" {
+		fmt.Fprintf(w, "  store        %s %s (%s %s, schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.Driver, st.Store.ServerVersion, st.Store.SchemaVersion)
+	} else {
+		fmt.Fprintf(w, "  store        %s %s (schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.SchemaVersion)
+	}
 	if st.Store.Error != "" {
 		fmt.Fprintf(w, "  store error  %s\n", st.Store.Error)
 	}

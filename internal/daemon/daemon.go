@@ -205,7 +205,7 @@ func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
 		DataDir:       d.cfg.DataDir,
 		Socket:        filepath.Join(d.cfg.DataDir, datadir.SocketFile),
 		HTTPAddr:      d.api.HTTPAddr(),
-		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, Error: d.storage.problem(), Check: d.storage.checkResult()},
+		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, ServerVersion: info.ServerVersion, Error: d.storage.problem(), Check: d.storage.checkResult()},
 		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
 		Band:          d.band.status(),
 	}
