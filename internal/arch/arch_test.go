@@ -52,6 +52,7 @@ var layers = map[string]layer{
 	"internal/shellwords":          mechanism,
 	"internal/proc":                mechanism,
 	"internal/secret":              mechanism,
+	"internal/sqlitedb":            mechanism,
 	"internal/git":                 mechanism,
 	"internal/git/gittest":         mechanism,
 	"internal/fakemodel":           mechanism,
