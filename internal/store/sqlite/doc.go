@@ -3,7 +3,8 @@
 //
 // # Connections
 //
-// A [Store] owns three *sql.DB pools on one database file:
+// A [Store] owns three *sql.DB pools on one database file, opened by
+// internal/sqlitedb (which the embedded hub's file shares):
 //
 //   - the writer: exactly one connection, so writes queue in Go instead of
 //     spinning on SQLITE_BUSY. Transactions begin IMMEDIATE (_txlock), taking
@@ -38,10 +39,11 @@
 // # Schema
 //
 // Migrations are the embedded migrations/NNNN_name.sql files, loaded with
-// [store.LoadMigrations] and applied at [Open], one transaction each, and
-// recorded with their checksum in schema_migrations. Open refuses a database
-// whose schema is newer than this build, or whose applied migrations differ
-// from the embedded text: running against a schema the code does not
+// [store.LoadMigrations] and applied at [Open] by internal/sqlitedb's
+// migrator, one transaction each, and recorded with their checksum in
+// schema_migrations. Open refuses a database whose schema is newer than
+// this build, or whose applied migrations differ from the embedded text:
+// running against a schema the code does not
 // describe would corrupt data more quietly than refusing to start.
 //
 // SQL is kept as named constants, one file per table (workspace.go,

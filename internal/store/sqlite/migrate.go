@@ -1,12 +1,9 @@
 package sqlite
 
 import (
-	"context"
-	"database/sql"
 	"embed"
-	"fmt"
-	"time"
 
+	"github.com/jamhq/jam/internal/sqlitedb"
 	"github.com/jamhq/jam/internal/store"
 )
 
@@ -16,108 +13,11 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// SQL of the migration ledger. The ledger is created outside the numbered
-// migrations because it is what tells which of them have run.
-const (
-	migrationTableCreate = `CREATE TABLE IF NOT EXISTS schema_migrations (
-    version    INTEGER PRIMARY KEY,
-    name       TEXT NOT NULL,
-    checksum   TEXT NOT NULL,
-    applied_at BIGINT NOT NULL
-)`
-	migrationSelectChecksums = `SELECT version, checksum FROM schema_migrations ORDER BY version`
-	migrationSelectExists    = `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`
-	migrationInsert          = `INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`
-	migrationSelectVersion   = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
-)
-
-// migrate brings db up to the last of migs, which must be numbered 1..n as
-// store.LoadMigrations returns them. It refuses a database that has a
-// migration migs lacks, or one whose text differs from migs.
-func migrate(ctx context.Context, db *sql.DB, migs []store.Migration) error {
-	if _, err := db.ExecContext(ctx, migrationTableCreate); err != nil {
-		return fmt.Errorf("create migration table: %w", err)
+// migrations converts migs for [sqlitedb.Open], which applies them.
+func migrations(migs []store.Migration) []sqlitedb.Migration {
+	out := make([]sqlitedb.Migration, len(migs))
+	for i, m := range migs {
+		out[i] = sqlitedb.Migration(m)
 	}
-	applied, err := appliedChecksums(ctx, db)
-	if err != nil {
-		return err
-	}
-	newest := 0
-	for v := range applied {
-		newest = max(newest, v)
-	}
-	if newest > len(migs) {
-		return fmt.Errorf("store schema version %d is newer than this jam build (knows %d); upgrade jam", newest, len(migs))
-	}
-	for _, m := range migs {
-		if sum, ok := applied[m.Version]; ok && sum != m.Checksum() {
-			return fmt.Errorf("migration %s was changed after it was applied", migrationLabel(m))
-		}
-	}
-	for _, m := range migs {
-		if _, ok := applied[m.Version]; ok {
-			continue
-		}
-		if err := applyMigration(ctx, db, m); err != nil {
-			return fmt.Errorf("apply migration %s: %w", migrationLabel(m), err)
-		}
-	}
-	return nil
-}
-
-// appliedChecksums returns the checksum of each applied migration by version.
-func appliedChecksums(ctx context.Context, db *sql.DB) (map[int]string, error) {
-	rows, err := db.QueryContext(ctx, migrationSelectChecksums)
-	if err != nil {
-		return nil, fmt.Errorf("read migration table: %w", err)
-	}
-	defer rows.Close()
-	applied := map[int]string{}
-	for rows.Next() {
-		var v int
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			return nil, fmt.Errorf("read migration table: %w", err)
-		}
-		applied[v] = sum
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read migration table: %w", err)
-	}
-	return applied, nil
-}
-
-// applyMigration runs m and records it in one transaction, so a failed
-// migration leaves neither schema changes nor a ledger row behind.
-func applyMigration(ctx context.Context, db *sql.DB, m store.Migration) error {
-	return inTx(ctx, db, func(tx *sql.Tx) error {
-		// Another process opening the same file may have applied m since
-		// the ledger was read; the IMMEDIATE transaction now excludes it.
-		var n int
-		if err := tx.QueryRowContext(ctx, migrationSelectExists, m.Version).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, migrationInsert, m.Version, m.Name, m.Checksum(), time.Now().UnixMicro())
-		return err
-	})
-}
-
-// schemaVersion returns the highest applied migration, 0 if none.
-func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
-	var v int
-	if err := db.QueryRowContext(ctx, migrationSelectVersion).Scan(&v); err != nil {
-		return 0, err
-	}
-	return v, nil
-}
-
-// migrationLabel names m as its file does, without the extension.
-func migrationLabel(m store.Migration) string {
-	return fmt.Sprintf("%04d_%s", m.Version, m.Name)
+	return out
 }

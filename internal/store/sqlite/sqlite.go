@@ -6,25 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	msqlite "modernc.org/sqlite"
-
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/sqlitedb"
 	"github.com/jamhq/jam/internal/store"
 )
-
-// driverName is the database/sql name modernc.org/sqlite registers.
-const driverName = "sqlite"
-
-// busyTimeoutMS bounds how long a connection waits for a lock held by
-// another connection or process before failing with SQLITE_BUSY.
-const busyTimeoutMS = 5000
 
 // Config configures a [Store].
 type Config struct {
@@ -70,16 +60,10 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
+	if err := sqlitedb.ValidatePath(c.Path); err != nil {
+		return err
+	}
 	switch {
-	case c.Path == "":
-		return fmt.Errorf("%w: path is empty", jam.ErrInvalid)
-	case c.Path == ":memory:" || strings.HasPrefix(c.Path, "file:"):
-		// Separate reader and writer pools need a shared file; an in-memory
-		// or URI database would give each connection its own.
-		return fmt.Errorf("%w: path %q must be a plain file path", jam.ErrInvalid, c.Path)
-	case strings.ContainsRune(c.Path, '?'):
-		// The driver splits the DSN at the first '?'.
-		return fmt.Errorf("%w: path %q must not contain '?'", jam.ErrInvalid, c.Path)
 	case c.ReadConns < 1:
 		return fmt.Errorf("%w: read conns %d must be positive", jam.ErrInvalid, c.ReadConns)
 	case c.CheckpointInterval < 0:
@@ -96,9 +80,9 @@ type Store struct {
 	logger *slog.Logger
 	sealer Sealer // nil: content is kept in the clear
 
-	writer *sql.DB // one connection; every write goes here
-	reader *sql.DB // query_only pool; every read goes here
-	ckpt   *sql.DB // one connection; WAL checkpoints only
+	db     *sqlitedb.DB // the pools; see the package doc
+	writer *sql.DB      // db.Writer: one connection; every write goes here
+	reader *sql.DB      // db.Reader: query_only pool; every read goes here
 
 	spoolInserts spoolInsertCache // prepared on the writer; see spool.go
 	spooled      spoolSet         // the messages in the spool table; see spool.go
@@ -145,55 +129,32 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 		}
 	}()
 
-	// Create the file ourselves: SQLite would create it with 0644 less the
-	// umask, and it holds workspace settings. The -wal and -shm files
-	// inherit the main file's mode.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-
 	s := &Store{path: path, logger: cfg.Logger.With("component", "store"), sealer: cfg.Sealer, truncateBytes: cfg.CheckpointTruncateBytes,
 		queueCap: queueCap{max: cfg.MaxQueuedPerPeer, room: map[queueCapKey]int{}}, pruneBatch: retentionTurnBatch}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, s.closeDBs())
-		}
-	}()
-
-	// The writer is opened and migrated first: it switches the file to WAL,
-	// which the other pools then find already set.
-	s.writer, err = openDB(ctx, path, 1,
-		"journal_mode(WAL)", "wal_autocheckpoint(0)", "_txlock=immediate")
+	// The checkpointer is the Store's (see checkpoint.go), so SQLite's own
+	// is off.
+	s.db, err = sqlitedb.Open(ctx, path, sqlitedb.Options{
+		Schema: "store", Migrations: migrations(migs), ReadConns: cfg.ReadConns, ManualCheckpoint: true,
+	})
 	if err != nil {
 		return nil, err
 	}
-	// Before the ledger exists (a new file) the version reads as 0.
-	prior, _ := schemaVersion(ctx, s.writer)
-	if err := migrate(ctx, s.writer, migs); err != nil {
-		return nil, err
-	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.db.Close())
+		}
+	}()
+	s.writer, s.reader = s.db.Writer, s.db.Reader
 	// A store that cannot seal what it holds in the clear (a damaged
 	// table, a full disk) still opens, as it does with other damage the
 	// quick_check reports; the next Open tries again. Only a cancelled
 	// Open fails.
-	if n, err := s.sealPlaintext(ctx, migs, prior); ctx.Err() != nil {
+	if n, err := s.sealPlaintext(ctx, migs, s.db.PriorVersion); ctx.Err() != nil {
 		return nil, ctx.Err()
 	} else if err != nil {
 		s.logger.Error("content stored in the clear could not be sealed; it stays as it is until the next start", "sealed", n, "err", err)
 	} else if n > 0 {
 		s.logger.Info("sealed content stored in the clear", "values", n)
-	}
-	s.reader, err = openDB(ctx, path, cfg.ReadConns, "query_only(1)")
-	if err != nil {
-		return nil, err
-	}
-	s.ckpt, err = openDB(ctx, path, 1)
-	if err != nil {
-		return nil, err
 	}
 
 	// The checkpointer lives until Close, not until Open's ctx ends.
@@ -203,58 +164,20 @@ func open(ctx context.Context, cfg Config, migs []store.Migration) (_ *Store, er
 	return s, nil
 }
 
-// openDB opens a pool of n connections to path. Each extra is a pragma
-// "name(value)" or a raw "_key=value" driver parameter. The common pragmas
-// come first so that every connection, including ones database/sql opens
-// later, is configured the same way.
-func openDB(ctx context.Context, path string, n int, extra ...string) (*sql.DB, error) {
-	q := url.Values{}
-	params := append([]string{
-		fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
-		"foreign_keys(1)",
-		"synchronous(FULL)",
-		"temp_store(MEMORY)",
-	}, extra...)
-	for _, p := range params {
-		if k, v, ok := strings.Cut(p, "="); ok {
-			q.Add(k, v)
-		} else {
-			q.Add("_pragma", p)
-		}
-	}
-	db, err := sql.Open(driverName, path+"?"+q.Encode())
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	// Connections are cheap to keep and costly to reopen (pragmas, schema
-	// parse), so they are never retired.
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	if err := db.PingContext(ctx); err != nil {
-		return nil, errors.Join(err, db.Close())
-	}
-	return db, nil
-}
-
 // Close stops the checkpointer, truncates the WAL and closes every pool.
 // It is safe to call more than once; later calls return the first result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopCkpt()
 		s.wg.Wait()
-		// Arguments run in order: readers close first so none holds a
-		// snapshot that blocks the TRUNCATE, and the writer closes last.
-		// Close has no ctx; busy_timeout bounds the checkpoint instead.
+		// Arguments run in order: the statements prepared on the writer
+		// close before the pools, and db.Close closes the readers, truncates
+		// the WAL and closes the writer last.
 		err := errors.Join(
-			s.reader.Close(),
-			s.checkpoint(context.Background(), true),
-			s.ckpt.Close(),
 			s.spoolInserts.close(),
 			s.stmts.close(),
 			s.eventInserts.close(),
-			s.writer.Close(),
+			s.db.Close(),
 		)
 		if err != nil {
 			s.closeErr = fmt.Errorf("close sqlite store %s: %w", s.path, err)
@@ -263,20 +186,9 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// closeDBs closes the pools a failed open managed to open, writer last.
-func (s *Store) closeDBs() error {
-	var errs []error
-	for _, db := range []*sql.DB{s.reader, s.ckpt, s.writer} {
-		if db != nil {
-			errs = append(errs, db.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Info implements [store.Store].
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	v, err := schemaVersion(ctx, s.reader)
+	v, err := sqlitedb.SchemaVersion(ctx, s.reader)
 	if err != nil {
 		return store.Info{}, fmt.Errorf("store info: %w", err)
 	}
@@ -318,25 +230,14 @@ func (s *Store) Check(ctx context.Context) error {
 // inTx runs fn in one transaction on db and commits if fn succeeds. On the
 // writer the transaction is IMMEDIATE, so fn's reads see no concurrent
 // writes until it commits.
-func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) (err error) {
-	defer func() { err = storageFault(err) }()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; fn's error is the one to report
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+// A failed write is classified by storageFault.
+func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
+	return storageFault(sqlitedb.InTx(ctx, db, fn))
 }
 
 // isConstraint reports whether err is the driver error with the given
 // extended SQLITE_CONSTRAINT_* code.
-func isConstraint(err error, code int) bool {
-	var e *msqlite.Error
-	return errors.As(err, &e) && e.Code() == code
-}
+func isConstraint(err error, code int) bool { return sqlitedb.IsConstraint(err, code) }
 
 // fromMicros reverses t.UnixMicro(), the stored form of every time.
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
