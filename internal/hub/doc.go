@@ -18,11 +18,13 @@
 //
 // # Store
 //
-// All state lives in one SQLite file (modernc.org/sqlite: WAL,
-// synchronous=FULL, foreign keys, a 5 s busy timeout; one writer
-// connection with IMMEDIATE transactions and a query_only read pool).
-// Migrations are the embedded migrations/NNNN_name.sql files, applied at
-// Start with their checksums recorded. Tables:
+// All state lives in one SQLite file of its own, opened with the pool
+// layout, pragmas and migrator the store's file uses too
+// (internal/sqlitedb: WAL, synchronous=FULL, foreign keys, a 5 s busy
+// timeout; one writer connection with IMMEDIATE transactions and a
+// query_only read pool). SQLite checkpoints the WAL itself. Migrations are
+// the embedded migrations/NNNN_name.sql files, applied at Start with their
+// checksums recorded. Tables:
 //
 //   - users, agents: identities. Agents are soft-deleted so old messages
 //     keep their sender's name; their handle is "<owner handle>/<slug>".
