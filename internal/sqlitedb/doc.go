@@ -42,12 +42,17 @@
 // Open applies Options.Migrations (numbered 1..n, as store.LoadMigrations
 // returns them) on the writer, one IMMEDIATE transaction each, and records
 // each with its checksum in schema_migrations. A migration another process
-// applied in the meantime is skipped inside that transaction, so two
-// processes opening one new file both succeed. Open refuses a database
-// that has a migration this build lacks (a newer schema) or whose applied
-// migration text differs from this build's: running on a schema the code
-// does not describe would corrupt data more quietly than refusing to
-// start. A refused or failed migration changes nothing.
+// applied in the meantime is skipped inside that transaction, so when
+// several Opens migrate one file at once each migration is applied exactly
+// once. Open refuses a database that has a migration this build lacks (a
+// newer schema) or whose applied migration text differs from this build's:
+// running on a schema the code does not describe would corrupt data more
+// quietly than refusing to start. A refused or failed migration changes nothing.
+//
+// Creating a file is not safe from two Opens at the same instant: switching
+// a new file to WAL needs a lock the busy timeout does not wait for, so one
+// of them can fail with SQLITE_BUSY (a retry succeeds). Once a file is in
+// WAL mode, concurrent Opens are safe.
 //
 // # Checkpoints
 //

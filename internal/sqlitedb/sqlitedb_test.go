@@ -223,13 +223,17 @@ func TestOpen_writerBeginsImmediate(t *testing.T) {
 func TestOpen_twoOpensOfOneFile(t *testing.T) {
 	t.Parallel()
 
-	t.Run("several open a new file at once", func(t *testing.T) {
+	t.Run("several migrate one file at once", func(t *testing.T) {
 		t.Parallel()
-		// Each round is a new file, so every round races the migrations:
-		// an Open that read the ledger before another applied a migration
-		// must skip it, not apply it twice.
+		// Each round is a file at version 1 that every Open migrates to 2
+		// at once: an Open that read the ledger before another applied
+		// migration 2 must skip it, not apply it twice. (The file exists
+		// and is in WAL mode already; see the package doc on new files.)
 		for round := range 5 {
 			path := filepath.Join(t.TempDir(), "x.db")
+			first, err := Open(t.Context(), path, Options{Migrations: base[:1]})
+			require.NoError(t, err)
+			require.NoError(t, first.Close())
 			var wg sync.WaitGroup
 			dbs := make([]*DB, 6)
 			errs := make([]error, len(dbs))
@@ -451,5 +455,28 @@ func TestCheckpoint(t *testing.T) {
 		t.Parallel()
 		d := open(t, filepath.Join(t.TempDir(), "x.db"), Options{Migrations: base})
 		require.ErrorContains(t, d.Checkpoint(t.Context(), false), "opened without ManualCheckpoint")
+	})
+}
+
+// FuzzDSN: for every path ValidatePath accepts, the driver's split of the
+// DSN (at the first '?') gives back the path and exactly the parameters.
+func FuzzDSN(f *testing.F) {
+	for _, s := range []string{"/d/x.db", "x.db", "/d i/50%.db", "/a&b=c#d.db", "/ü/\x00.db", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		if ValidatePath(path) != nil {
+			return
+		}
+		got := dsn(path, "query_only(1)", "_txlock=immediate")
+		p, query, ok := strings.Cut(got, "?")
+		require.True(t, ok)
+		require.Equal(t, path, p)
+		q, err := url.ParseQuery(query)
+		require.NoError(t, err)
+		require.Equal(t, url.Values{
+			"_pragma": append(append([]string{}, commonPragmas...), "query_only(1)"),
+			"_txlock": {"immediate"},
+		}, q)
 	})
 }
