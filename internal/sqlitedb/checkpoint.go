@@ -2,7 +2,6 @@ package sqlitedb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 )
@@ -18,7 +17,7 @@ func (d *DB) Checkpoint(ctx context.Context, truncate bool) error {
 		mode = "TRUNCATE"
 	}
 	if d.Checkpointer == nil {
-		return fmt.Errorf("wal checkpoint %s: %w", mode, errors.New("opened without ManualCheckpoint"))
+		return fmt.Errorf("wal checkpoint %s: opened without ManualCheckpoint", mode)
 	}
 	// The result row is (busy, wal frames, frames checkpointed).
 	var busy, walFrames, done int
