@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -62,8 +63,14 @@ func (s *Store) LeaseAcquire(ctx context.Context, p store.LeaseAcquireParams) (s
 			return err
 		}
 		_, err = tx.Exec(ctx, leaseInsert, p.ID, p.WorkspaceID, p.Holder, gen, p.Pid, at)
-		if pgCode(err) == codeUniqueViolation {
-			return fmt.Errorf("%w: lease %s", jam.ErrAlreadyExists, p.ID)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == codeUniqueViolation {
+			if pe.ConstraintName == "leases_pkey" {
+				return fmt.Errorf("%w: lease %s", jam.ErrAlreadyExists, p.ID)
+			}
+			// A second live lease or a generation taken twice: only a
+			// writer that bypasses the holder's lock gets here.
+			return fmt.Errorf("%w: holder %s: %s", jam.ErrConflict, p.Holder, pe.ConstraintName)
 		}
 		return err
 	})
