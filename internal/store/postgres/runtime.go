@@ -21,6 +21,10 @@ import (
 // single writer made an order of concurrent writes, a lock or a predicate
 // of the write makes it here, named at each method.
 
+// With the runtime aggregates every aggregate of the seam is
+// implemented: the dialect is a whole store.
+var _ store.Store = (*Store)(nil)
+
 var (
 	_ store.Templates = (*Store)(nil)
 	_ store.Sessions  = (*Store)(nil)

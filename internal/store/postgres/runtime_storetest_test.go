@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/secret"
-	"github.com/jamhq/jam/internal/store/postgres/pgtest"
 	"github.com/jamhq/jam/internal/store/storetest"
 )
 
@@ -15,7 +14,7 @@ import (
 // one daemon key, as jamd opens the store: a fresh database per call,
 // a new Store (its own pool) on it per handle.
 func sealedOpener(t *testing.T) func(t *testing.T) *Store {
-	u := pgtest.URL(t)
+	u := migratedURL(t)
 	box, err := secret.LoadOrCreate(filepath.Join(t.TempDir(), "daemon.key"))
 	require.NoError(t, err)
 	return func(t *testing.T) *Store {
