@@ -328,3 +328,87 @@ func TestLeaseEnd_waitsForAFencedWriteInFlight(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jam.TurnSucceeded, got.State)
 }
+
+// TestRuntimeContent_sealedAtRest: a session message's text, a turn's
+// detail (on the turn and its journal entry) and a turn's output are
+// stored sealed, bound to their row: the stored bytes hold none of the
+// text, and a value moved to another row does not open.
+func TestRuntimeContent_sealedAtRest(t *testing.T) {
+	w := newRuntimeWorld(t)
+	ctx := t.Context()
+	const secret = "the-secret-words"
+	m, _, err := w.a.MessageAccept(ctx, store.MessageAcceptParams{Message: store.SessionMessage{ID: jam.New[jam.MessageID](w.m), WorkspaceID: w.ws, SessionID: w.session.ID,
+		Requested: jam.RoutingNote, Routing: jam.RoutingNote, Text: secret, CreatedAt: at}})
+	require.NoError(t, err)
+	other, _, err := w.a.MessageAccept(ctx, store.MessageAcceptParams{Message: store.SessionMessage{ID: jam.New[jam.MessageID](w.m), WorkspaceID: w.ws, SessionID: w.session.ID,
+		Requested: jam.RoutingNote, Routing: jam.RoutingNote, Text: "other", CreatedAt: at}})
+	require.NoError(t, err)
+	tr, l := w.running(t, w.a)
+	_, err = w.a.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: w.ws, TurnID: tr.ID, LeaseID: l.ID, LeaseGeneration: l.Generation,
+		Batch: 1, Updates: []store.OutputUpdate{{Kind: "text", Text: secret}}, At: at})
+	require.NoError(t, err)
+	_, err = w.a.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: w.ws, ID: tr.ID, From: jam.TurnRunning, To: jam.TurnFailed, Detail: secret,
+		LeaseID: l.ID, LeaseGeneration: l.Generation, At: at})
+	require.NoError(t, err)
+
+	got, err := w.b.MessageGet(ctx, w.ws, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, secret, got.Text)
+	turn, err := w.b.TurnGet(ctx, w.ws, tr.ID)
+	require.NoError(t, err)
+	require.Equal(t, secret, turn.Detail)
+	journal, err := w.b.TurnJournal(ctx, w.ws, tr.ID)
+	require.NoError(t, err)
+	require.Equal(t, secret, journal[len(journal)-1].Detail)
+	out, err := w.b.TurnOutput(ctx, w.ws, tr.ID)
+	require.NoError(t, err)
+	require.Equal(t, secret, out[0].Updates[0].Text)
+
+	for _, q := range []string{
+		`SELECT text FROM session_messages WHERE id = '` + string(m.ID) + `'`,
+		`SELECT detail FROM turns WHERE id = '` + string(tr.ID) + `'`,
+		`SELECT detail FROM turn_journal WHERE turn_id = '` + string(tr.ID) + `' ORDER BY seq DESC LIMIT 1`,
+		`SELECT updates FROM turn_output WHERE turn_id = '` + string(tr.ID) + `'`,
+	} {
+		var raw []byte
+		require.NoError(t, w.a.pool.QueryRow(ctx, q).Scan(&raw), q)
+		require.NotEmpty(t, raw, q)
+		require.NotContains(t, string(raw), secret, q)
+	}
+
+	// The sealed text of one message, copied onto another, does not open.
+	_, err = w.a.pool.Exec(ctx, `UPDATE session_messages SET text = (SELECT text FROM session_messages WHERE id = $1) WHERE id = $2`, m.ID, other.ID)
+	require.NoError(t, err)
+	_, err = w.a.MessageGet(ctx, w.ws, other.ID)
+	require.Error(t, err)
+}
+
+// TestRuntimePrune_inBatches: a prune whose doomed turns take several
+// batches deletes them all, with their output, executions and journal,
+// and keeps the newest turns.
+func TestRuntimePrune_inBatches(t *testing.T) {
+	w := newRuntimeWorld(t)
+	ctx := t.Context()
+	const n, keep = 7, 2
+	for range n {
+		tr, l := w.running(t, w.a)
+		_, err := w.a.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: w.ws, TurnID: tr.ID, LeaseID: l.ID, LeaseGeneration: l.Generation,
+			Batch: 1, Updates: []store.OutputUpdate{{Kind: "text", Text: "x"}}, At: at})
+		require.NoError(t, err)
+		_, err = w.move(t, w.a, tr, jam.TurnRunning, jam.TurnSucceeded, l)
+		require.NoError(t, err)
+	}
+	got, err := w.b.runtimePrune(ctx, store.RuntimePruneParams{KeepTurns: keep, KeepMessages: 1, MaxOutputBytes: store.TurnOutputMaxBytes}, 2)
+	require.NoError(t, err)
+	// Each turn: 1 output batch, 1 execution, 4 journal entries.
+	require.Equal(t, store.RuntimePruned{Turns: n - keep, Executions: n - keep, Journal: 4 * (n - keep), Output: n - keep}, got)
+	turns, err := w.a.TurnList(ctx, w.ws, w.session.ID)
+	require.NoError(t, err)
+	require.Len(t, turns, keep)
+	require.Equal(t, []int64{n - 1, n}, []int64{turns[0].Seq, turns[1].Seq})
+	for _, table := range []string{"turn_output", "executions", "turn_journal"} {
+		var k int
+		require.NoError(t, w.a.pool.QueryRow(ctx, `SELECT COUNT(DISTINCT turn_id) FROM `+table).Scan(&k))
+		require.Equal(t, keep, k, table)
+	}
+}
