@@ -46,7 +46,7 @@
 //
 // # Guarantees under concurrency
 //
-// Every transaction runs at READ COMMITTED: each statement sees what
+// Every transaction runs at READ COMMITTED unless named below: each statement sees what
 // committed before it began, and a statement that waits for a row lock
 // re-reads the row it waited for. What the SQLite dialect gets from its
 // single writer connection is made explicit here, per aggregate:
@@ -88,6 +88,30 @@
 //   - Accounts: AccountRemove locks the account FOR UPDATE before it
 //     reads the peers, and PeerPut holds it FOR SHARE, so a removal that
 //     races a new peer is a conflict, not a foreign key failure.
+//   - Turns: a move's fence is the predicate of its UPDATE (the turn in
+//     From, bound to the caller's lease id and generation, and the lease
+//     live, read FOR SHARE in the same statement), so a stale lease's
+//     move after its replacement changes nothing; the zero rows are then
+//     told apart by reading the turn and the lease again
+//     (jam.ErrNotFound, jam.ErrConflict, jam.ErrLeaseLost). Ending or
+//     replacing a lease waits for the fenced moves that hold it, so none
+//     commits after the lease's end. One active turn per session is the
+//     partial unique index turns_one_active.
+//   - Leases: a transaction-level advisory lock per holder, so acquires
+//     at once each end the lease the one before started and take the
+//     next generation; leases_one_live still refuses a second live
+//     lease.
+//   - Sessions: TurnEnqueue and MessageAccept lock the session's row FOR
+//     UPDATE, so turns and messages of one session are numbered without
+//     gaps or collisions and no lifecycle move slips in between; a steer
+//     message reads its turn FOR SHARE, so it is still running at commit.
+//   - Turn output: an append locks its turn's row FOR UPDATE, so batches
+//     of one turn are stored one after the other and its bounds count
+//     every batch before.
+//   - UsageReport and RuntimePrune run at REPEATABLE READ: the report's
+//     groups and total read one snapshot, and every delete of a prune
+//     batch sees the same doomed turns (a row changed meanwhile aborts
+//     the batch with a serialization failure, and it runs again).
 //
 // # Content at rest
 //
