@@ -49,8 +49,14 @@ func realMain(main func(context.Context, []string, *cli.IOStreams, cli.Deps) int
 
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+// scriptParams are the parameters every script of this package runs
+// with: the scripts in dir, each kept inside its own work directory.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			// Keep every script inside its work directory: no default data
@@ -67,8 +73,9 @@ func TestScripts(t *testing.T) {
 			"stopdaemon": cmdStopDaemon,
 			"waitfile":   cmdWaitFile,
 			"waitmatch":  cmdWaitMatch,
+			"logkeys":    cmdLogKeys,
 		},
-	})
+	}
 }
 
 // cmdStopDaemon sends SIGTERM to the daemon holding a data directory and

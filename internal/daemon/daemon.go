@@ -237,17 +237,6 @@ func (d *daemon) printBanner(w io.Writer) {
 	fmt.Fprintf(w, "  workspace    %s (%s)\n", d.workspace.Name, d.workspace.ID)
 }
 
-func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewTextHandler(w, opts)
-	if cfg.LogFormat == "json" {
-		h = slog.NewJSONHandler(w, opts)
-	}
-	return slog.New(h).With("component", "jamd")
-}
-
 // RunCLI adapts Run to the command line's RunDaemonFunc.
 func RunCLI(ctx context.Context, cfg config.Config, io *cli.IOStreams) error {
 	return Run(ctx, cfg, Streams{Out: io.Out, Err: io.ErrOut})

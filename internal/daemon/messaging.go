@@ -350,7 +350,11 @@ func (f *feeds) start(ws jam.WorkspaceID, p store.Peer, c *band.Client) {
 			f.mu.Lock()
 			f.states[key] = ev.State
 			f.mu.Unlock()
-			f.log.Info("agent socket", "peer", key, "state", ev.State, "err", ev.Err)
+			if ev.Err != nil {
+				f.log.Info("agent socket", "peer", key, "state", ev.State, "err", ev.Err)
+			} else {
+				f.log.Info("agent socket", "peer", key, "state", ev.State)
+			}
 			if f.onState != nil {
 				f.onState(key, ev)
 			}

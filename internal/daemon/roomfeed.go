@@ -192,7 +192,11 @@ func (rf *roomFeeds) onEvent(profile string, feed *roomfeed.Feed, catchup chan<-
 		case band.HumanActivity:
 			rf.d.activity.report(room, e.Activity)
 		case band.HumanState:
-			rf.log.Info("human socket", "account", profile, "state", e.State, "err", e.Err)
+			if e.Err != nil {
+				rf.log.Info("human socket", "account", profile, "state", e.State, "err", e.Err)
+			} else {
+				rf.log.Info("human socket", "account", profile, "state", e.State)
+			}
 			if e.State == band.StateUp {
 				feed.Reconnected()
 				select {
