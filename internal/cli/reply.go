@@ -66,8 +66,21 @@ func runReply(ctx context.Context, opts *ReplyOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "replied to %s: posted %s", opts.Message, orDash(strings.Join(res.Posted, ", ")))
 	if len(res.Mentions) > 0 {
-		fmt.Fprintf(opts.IO.Out, ", mentioning %s", strings.Join(res.Mentions, ", "))
+		fmt.Fprintf(opts.IO.Out, ", mentioning %s", strings.Join(mentionNames(res), ", "))
 	}
 	fmt.Fprintln(opts.IO.Out)
 	return nil
+}
+
+// mentionNames names a reply's recipients as @handle, or by id where the
+// daemon knows no handle.
+func mentionNames(res wire.ReplyResult) []string {
+	out := make([]string, len(res.Mentions))
+	for i, id := range res.Mentions {
+		out[i] = id
+		if i < len(res.Handles) && res.Handles[i] != "" {
+			out[i] = "@" + res.Handles[i]
+		}
+	}
+	return out
 }

@@ -29,9 +29,9 @@ func TestReply(t *testing.T) {
 		},
 		{
 			name:       "text from stdin, mentions, agent",
-			backend:    reply(wire.ReplyRequest{Agent: "alice", Text: "line one\nline two", Mentions: []string{"ann", "bob"}}, wire.ReplyResult{Posted: []string{"m-9", "m-10"}, Mentions: []string{"ann", "bob"}}),
+			backend:    reply(wire.ReplyRequest{Agent: "alice", Text: "line one\nline two", Mentions: []string{"ann", "bob"}}, wire.ReplyResult{Posted: []string{"m-9", "m-10"}, Mentions: []string{"u-ann", "u-bob"}, Handles: []string{"ann", ""}}),
 			inv:        invocation{args: []string{"reply", "m-1", "-", "--agent", "alice", "--mention", "ann", "--mention", "bob"}, stdin: "line one\nline two\n\n"},
-			wantStdout: "replied to m-1: posted m-9, m-10, mentioning ann, bob\n",
+			wantStdout: "replied to m-1: posted m-9, m-10, mentioning @ann, u-bob\n",
 		},
 		{
 			name:     "json",

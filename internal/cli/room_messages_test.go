@@ -20,7 +20,7 @@ func TestRoomShow(t *testing.T) {
 				{AgentID: "a2", Status: wire.DeliveryFailed, Attempt: 2, Error: "out of\ntokens"},
 			}},
 		{ID: "m2", MessageType: "system", Content: "Reviewer joined", SenderID: "a2", SenderName: "Reviewer", InsertedAt: "2026-01-02T03:04:06.000000Z", Local: true},
-		{ID: "m3", Seq: 9, MessageType: "thought", Content: "thinking", Text: "thinking", SenderID: "a1", InsertedAt: "2026-01-02T03:04:07.000000Z"},
+		{ID: "m3", Seq: 9, MessageType: "thought", Content: "thinking", Text: "thinking", SenderID: "a1", InsertedAt: "2026-01-02T03:04:07+bad"},
 	}}
 	show := func(wantAccount string, wantLimit int, out wire.RoomMessages) backend {
 		return backend{RoomMessagesFunc: func(_ context.Context, room, account string, limit int) (wire.RoomMessages, error) {
@@ -33,16 +33,16 @@ func TestRoomShow(t *testing.T) {
 			name:    "blocks",
 			backend: show("", wire.MaxRoomMessages, msgs),
 			inv:     invocation{args: []string{"room", "show", roomID}},
-			wantStdout: "#4  2026-01-02T03:04:05.000000Z  Owner  m1\n" +
+			wantStdout: "#1  2026-01-02 03:04:05  Owner  m1\n" +
 				"    @owner/coder build it\n" +
 				"    please\n" +
 				"    -> @owner/coder processed\n" +
 				"    -> a2 failed (attempt 2): out of tokens\n" +
 				"\n" +
-				"local  2026-01-02T03:04:06.000000Z  Reviewer  [system]  m2\n" +
+				"#2  2026-01-02 03:04:06  Reviewer  [system]  [local]  m2\n" +
 				"    Reviewer joined\n" +
 				"\n" +
-				"#9  2026-01-02T03:04:07.000000Z  a1  [thought]  m3\n" +
+				"#3  2026-01-02T03:04:07+bad  a1  [thought]  m3\n" +
 				"    thinking\n",
 		},
 		{

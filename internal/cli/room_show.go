@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,10 +29,11 @@ func newRoomShowCmd(io *IOStreams, deps Deps, runF func(context.Context, *RoomSh
 		Use:   "show ROOM [--limit N] [--account P]",
 		Short: "Print a room's recent messages, with each agent's delivery state",
 		Long: `Print a room's recent messages, oldest first, as the account's person
-sees them: one block per message with its room sequence, time, sender and
-text (mentions shown as @handle), then each mentioned agent's delivery
-state (queued, processing, processed or failed). Rows jam synthesized
-(a join Band did not record) are marked "local".`,
+sees them: one block per message, numbered in order from 1, with its
+time (UTC), sender and text (mentions shown as @handle), then each
+mentioned agent's delivery state (queued, processing, processed or
+failed), with "(attempt N)" when it was tried more than once. Rows jam
+synthesized (a join Band did not record) are marked "[local]".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := loadClientConfig(c, deps)
@@ -71,17 +73,15 @@ func runRoomShow(ctx context.Context, opts *RoomShowOptions) error {
 	return nil
 }
 
-// printRoomMessages writes one block per message: a header with the room
-// sequence, time, sender and kind, the text indented, then one line per
-// agent delivery, and a blank line between blocks.
+// printRoomMessages writes one block per message: a header with the
+// message's position in the listing (1 the oldest shown), its time (UTC),
+// sender and kind, the text indented, then one line per agent delivery
+// (with the number of tries only when there were several), and a blank
+// line between blocks.
 func printRoomMessages(w io.Writer, msgs wire.RoomMessages) {
 	for i, m := range msgs.Messages {
 		if i > 0 {
 			fmt.Fprintln(w)
-		}
-		seq := fmt.Sprintf("#%d", m.Seq)
-		if m.Local {
-			seq = "local"
 		}
 		sender := orDash(m.SenderName)
 		if m.SenderName == "" {
@@ -91,7 +91,10 @@ func printRoomMessages(w io.Writer, msgs wire.RoomMessages) {
 		if m.MessageType != "" && m.MessageType != "text" {
 			kind = "  [" + m.MessageType + "]"
 		}
-		fmt.Fprintf(w, "%s  %s  %s%s  %s\n", seq, m.InsertedAt, sender, kind, m.ID)
+		if m.Local {
+			kind += "  [local]"
+		}
+		fmt.Fprintf(w, "#%d  %s  %s%s  %s\n", i+1, roomTime(m.InsertedAt), sender, kind, m.ID)
 		text := m.Text
 		if text == "" {
 			text = m.Content
@@ -114,4 +117,14 @@ func printRoomMessages(w io.Writer, msgs wire.RoomMessages) {
 			fmt.Fprintf(w, "    -> %s %s\n", who, state)
 		}
 	}
+}
+
+// roomTime shows a platform timestamp to the second, in UTC; one that
+// does not parse is shown as it came.
+func roomTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format(time.DateTime)
 }

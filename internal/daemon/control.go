@@ -639,6 +639,7 @@ func (d *daemon) Reply(ctx context.Context, msg string, r wire.ReplyRequest) (wi
 	}
 	for _, m := range res.Mentions {
 		out.Mentions = append(out.Mentions, m.ID)
+		out.Handles = append(out.Handles, m.Handle)
 	}
 	return out, err
 }

@@ -415,7 +415,7 @@ func wireRoomMessage(r roomfeed.Row, userID, userHandle string) wire.RoomMessage
 	slices.Sort(agents)
 	for _, id := range agents {
 		rec := m.Metadata.DeliveryStatus[id]
-		d := wire.AgentDelivery{AgentID: id, Handle: handles[strings.ToLower(id)], Status: rec.Status, Attempt: rec.CurrentAttempt}
+		d := wire.AgentDelivery{AgentID: id, Handle: handles[strings.ToLower(id)], Status: rec.Status, Attempt: deliveryTries(rec)}
 		if rec.Status == protocol.DeliveryDelivered || rec.Status == "" {
 			d.Status = wire.DeliveryQueued
 		}
@@ -427,4 +427,21 @@ func wireRoomMessage(r roomfeed.Row, userID, userHandle string) wire.RoomMessage
 		out.Delivery = append(out.Delivery, d)
 	}
 	return out
+}
+
+// deliveryTries counts the times a message was really tried for an agent,
+// from its delivery record's attempts: every attempt but those a newer one
+// superseded while open (the platform closes an open attempt when jam
+// claims the message again, as it does to settle, so one delivery that
+// was answered is two attempts on the platform, and one try). 0 when the
+// platform lists no attempts.
+func deliveryTries(rec protocol.DeliveryRecord) int {
+	n := 0
+	for _, a := range rec.Attempts {
+		if a.Status == protocol.AttemptFailed && a.Error != nil && strings.HasPrefix(*a.Error, protocol.AttemptSuperseded) {
+			continue
+		}
+		n++
+	}
+	return n
 }

@@ -24,7 +24,7 @@ const (
 
 func TestWireRoomMessage(t *testing.T) {
 	t.Parallel()
-	boom := "boom"
+	boom, superseded := "boom", protocol.AttemptSuperseded+" by attempt 2"
 	m := &protocol.Message{ID: testMsg, Content: "@[[" + testAgent + "]] and @[[0190a1b2-0000-4000-8000-0000000000b0]] go", MessageType: protocol.MessageText,
 		SenderID: "0190a1b2-0000-4000-8000-0000000000b0", SenderType: protocol.TypeUser, InsertedAt: "t",
 		Metadata: protocol.MessageMetadata{
@@ -32,7 +32,11 @@ func TestWireRoomMessage(t *testing.T) {
 			DeliveryStatus: map[string]protocol.DeliveryRecord{
 				testAgent: {Status: protocol.DeliveryDelivered, CurrentAttempt: 0},
 				"0190a1b2-0000-4000-8000-0000000000a1": {Status: protocol.DeliveryFailed, CurrentAttempt: 2,
-					Attempts: []protocol.Attempt{{AttemptNumber: 1}, {AttemptNumber: 2, Error: &boom}}},
+					Attempts: []protocol.Attempt{{AttemptNumber: 1, Status: protocol.AttemptFailed, Error: &boom}, {AttemptNumber: 2, Status: protocol.AttemptFailed, Error: &boom}}},
+				// One delivery, answered: claimed, then claimed again to
+				// settle. One try.
+				"0190a1b2-0000-4000-8000-0000000000a2": {Status: protocol.DeliveryProcessed, CurrentAttempt: 2,
+					Attempts: []protocol.Attempt{{AttemptNumber: 1, Status: protocol.AttemptFailed, Error: &superseded}, {AttemptNumber: 2, Status: protocol.AttemptSuccess}}},
 			},
 		}}
 	got := wireRoomMessage(roomfeed.Row{Message: m, Seq: 4}, "0190a1b2-0000-4000-8000-0000000000b0", "owner")
@@ -42,6 +46,7 @@ func TestWireRoomMessage(t *testing.T) {
 	require.Equal(t, []wire.AgentDelivery{
 		{AgentID: testAgent, Handle: "owner/coder", Status: wire.DeliveryQueued},
 		{AgentID: "0190a1b2-0000-4000-8000-0000000000a1", Status: wire.DeliveryFailed, Attempt: 2, Error: "boom"},
+		{AgentID: "0190a1b2-0000-4000-8000-0000000000a2", Status: wire.DeliveryProcessed, Attempt: 1},
 	}, got.Delivery)
 }
 

@@ -116,7 +116,8 @@ type ReplyParams struct {
 // ReplyResult is what a reply posted.
 type ReplyResult struct {
 	PostedIDs []jam.PlatformMessageID
-	Mentions  []protocol.Mention
+	// Mentions are the recipients, by id and, where known, handle.
+	Mentions []protocol.Mention
 	// Resumed is true when an earlier attempt of this reply had already
 	// posted some parts.
 	Resumed bool
@@ -194,7 +195,15 @@ func (e *Engine) Reply(ctx context.Context, rp ReplyParams) (ReplyResult, error)
 	default:
 		return res, fmt.Errorf("reply %s: %w", msg, err)
 	}
-	res.Mentions = body.Mentions
+	// The result names each recipient by handle too (the body posts ids).
+	handle := p.lookup(ctx, room)
+	res.Mentions = make([]protocol.Mention, len(body.Mentions))
+	for i, m := range body.Mentions {
+		if m.Handle == "" {
+			m.Handle, _ = handle(strings.ToLower(m.ID))
+		}
+		res.Mentions[i] = m
+	}
 
 	postedNow := intent.State != store.ReplyPosted
 	if postedNow {

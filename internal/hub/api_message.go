@@ -503,7 +503,7 @@ func (h *Hub) markProcessing(c *call) (int, any, error) {
 		}
 		now := h.now().UnixMicro()
 		n := d.CurrentAttempt + 1
-		if _, err := tx.ExecContext(c.ctx, attemptAbandon, fmt.Sprintf("abandoned: superseded by attempt %d", n), now, d.AgentID, d.MessageSeq); err != nil {
+		if _, err := tx.ExecContext(c.ctx, attemptAbandon, fmt.Sprintf("%s by attempt %d", protocol.AttemptSuperseded, n), now, d.AgentID, d.MessageSeq); err != nil {
 			return nil, err
 		}
 		if _, err := tx.ExecContext(c.ctx, attemptInsert, d.MessageSeq, d.AgentID, n, now); err != nil {

@@ -206,8 +206,11 @@ type ReplyRequest struct {
 
 // ReplyResult is the answer to a reply.
 type ReplyResult struct {
-	Posted   []string `json:"posted"`
+	Posted []string `json:"posted"`
+	// Mentions are the recipients' ids; Handles their handles, in the
+	// same order ("" where the handle is not known).
 	Mentions []string `json:"mentions"`
+	Handles  []string `json:"handles,omitempty"`
 	Resumed  bool     `json:"resumed,omitempty"`
 }
 

@@ -58,6 +58,12 @@ const (
 	AttemptFailed     = "failed"
 )
 
+// AttemptSuperseded begins the error of an attempt closed as failed
+// because a new /processing call came while it was open (the embedded
+// hub's choice where Band is silent): the message was claimed again, not
+// tried and failed.
+const AttemptSuperseded = "abandoned: superseded"
+
 // Queue filters of GET /agent/chats/{id}/messages?status=.
 const (
 	FilterPending    = "pending"
