@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -22,12 +23,14 @@ type InboxOptions struct {
 	Limit    int
 	After    string
 	JSON     bool
+	// Quiet prints the message ids only, one a line.
+	Quiet bool
 }
 
 func newInboxCmd(io *IOStreams, deps Deps, runF func(context.Context, *InboxOptions) error) *cobra.Command {
 	opts := &InboxOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "inbox [--agent A] [--room R] [--unrouted] [--limit N] [--after CURSOR]",
+		Use:   "inbox [--agent A] [--room R] [--unrouted] [--limit N] [--after CURSOR] [-q | --json]",
 		Short: "List the messages queued for agents",
 		Long: `List the messages queued for agents, oldest first: for each, its id, room
 and sender, then its content. A message stays queued until "jam reply" or
@@ -54,6 +57,7 @@ the next ones (--after), or settle these and list again.`,
 	cmd.Flags().IntVar(&opts.Limit, "limit", wire.DefaultInboxLimit, "list at most this many messages, oldest first (1 to 1000)")
 	cmd.Flags().StringVar(&opts.After, "after", "", "list the messages after this cursor (the one a listing ended with)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON (\"more\": true when more messages wait)")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the message ids, one a line (for $(...) in a shell)")
 	return cmd
 }
 
@@ -66,6 +70,9 @@ func checkInboxLimit(n int) error {
 }
 
 func runInbox(ctx context.Context, opts *InboxOptions) error {
+	if opts.Quiet && opts.JSON {
+		return &usageError{err: errors.New("--quiet and --json do not go together")}
+	}
 	if err := checkInboxLimit(opts.Limit); err != nil {
 		return err
 	}
@@ -79,12 +86,23 @@ func runInbox(ctx context.Context, opts *InboxOptions) error {
 	if opts.JSON {
 		return printJSON(opts.IO, inbox)
 	}
+	if opts.Quiet {
+		printInboxIDs(opts.IO.Out, inbox)
+		return nil
+	}
 	if len(inbox.Messages) == 0 {
 		fmt.Fprintln(opts.IO.Out, "no messages")
 		return nil
 	}
 	printInbox(opts.IO.Out, inbox)
 	return nil
+}
+
+// printInboxIDs writes the messages' ids, one a line, and nothing else.
+func printInboxIDs(w io.Writer, inbox wire.Inbox) {
+	for _, m := range inbox.Messages {
+		fmt.Fprintln(w, m.ID)
+	}
 }
 
 // printInbox writes one block per message: a header with the id, room and

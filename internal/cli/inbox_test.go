@@ -49,6 +49,24 @@ func TestInbox(t *testing.T) {
 			wantStdout: "m-2  room " + roomID + "  from u-2\n    ping\n",
 		},
 		{
+			name:       "ids only",
+			backend:    inbox("", "", false, msg1, msg2),
+			inv:        invocation{args: []string{"inbox", "-q"}},
+			wantStdout: "m-1\nm-2\n",
+		},
+		{
+			name:       "ids only, none",
+			backend:    inbox("", "", false),
+			inv:        invocation{args: []string{"inbox", "--quiet"}},
+			wantStdout: "",
+		},
+		{
+			name:       "ids or JSON",
+			inv:        invocation{args: []string{"inbox", "-q", "--json"}},
+			wantCode:   2,
+			wantStderr: "jam: --quiet and --json do not go together\n",
+		},
+		{
 			name:       "unrouted, empty",
 			backend:    inbox("", "", true),
 			inv:        invocation{args: []string{"inbox", "--unrouted"}},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,12 +21,14 @@ type WaitOptions struct {
 	Limit   int
 	After   string
 	JSON    bool
+	// Quiet prints the message ids only, one a line.
+	Quiet bool
 }
 
 func newWaitCmd(io *IOStreams, deps Deps, runF func(context.Context, *WaitOptions) error) *cobra.Command {
 	opts := &WaitOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "wait [--agent A] [--room R] [--timeout D] [--limit N] [--after CURSOR]",
+		Use:   "wait [--agent A] [--room R] [--timeout D] [--limit N] [--after CURSOR] [-q | --json]",
 		Short: "Wait until a message is queued, then print the inbox",
 		Long: `Wait until a message is queued for the agent (and room), then print the
 inbox as "jam inbox" does. When --timeout passes first it prints nothing
@@ -49,10 +52,14 @@ inbox as "jam inbox" does. When --timeout passes first it prints nothing
 	cmd.Flags().IntVar(&opts.Limit, "limit", wire.DefaultInboxLimit, "print at most this many messages, oldest first (1 to 1000)")
 	cmd.Flags().StringVar(&opts.After, "after", "", "wait for a message after this cursor (the one a listing ended with)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the message ids, one a line (for $(...) in a shell)")
 	return cmd
 }
 
 func runWait(ctx context.Context, opts *WaitOptions) error {
+	if opts.Quiet && opts.JSON {
+		return &usageError{err: errors.New("--quiet and --json do not go together")}
+	}
 	if opts.Timeout < time.Millisecond || opts.Timeout > wire.MaxWait {
 		return &usageError{err: fmt.Errorf("--timeout %s is outside 1ms to %s", opts.Timeout, wire.MaxWait)}
 	}
@@ -70,6 +77,8 @@ func runWait(ctx context.Context, opts *WaitOptions) error {
 		if err := printJSON(opts.IO, inbox); err != nil {
 			return err
 		}
+	} else if opts.Quiet {
+		printInboxIDs(opts.IO.Out, inbox)
 	} else {
 		printInbox(opts.IO.Out, inbox)
 	}

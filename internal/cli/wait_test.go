@@ -33,6 +33,12 @@ func TestWait(t *testing.T) {
 			wantStdout: inboxText,
 		},
 		{
+			name:       "ids only",
+			backend:    arrives(wire.WaitRequest{Agent: "alice", TimeoutMS: 30000, Limit: wire.DefaultInboxLimit}, msg1, msg2),
+			inv:        invocation{args: []string{"wait", "--agent", "alice", "-q"}},
+			wantStdout: "m-1\nm-2\n",
+		},
+		{
 			name:     "filters and timeout, json",
 			backend:  arrives(wire.WaitRequest{Agent: "alice", Room: roomID, TimeoutMS: 1500, Limit: 7, After: "31"}, msg1),
 			inv:      invocation{args: []string{"wait", "--agent", "alice", "--room", roomID, "--timeout", "1.5s", "--limit", "7", "--after", "31", "--json"}},
