@@ -258,6 +258,7 @@ func Bindings[S RoutingStore](t *testing.T, o Opener[S]) {
 	t.Helper()
 	db := narrow(o, func(s S) handle { return routing(s) })
 	bindingCases(t, single(db))
+	bindingRaces(t, db)
 }
 
 // Spool checks [store.Spool], including one message appended twice at
@@ -266,6 +267,7 @@ func Spool[S RoutingStore](t *testing.T, o Opener[S]) {
 	t.Helper()
 	db := narrow(o, func(s S) handle { return routing(s) })
 	spoolCases(t, single(db))
+	spoolRaces(t, db)
 }
 
 // Queue checks [store.Queue], including one row marked through two
@@ -274,6 +276,7 @@ func Queue[S RoutingStore](t *testing.T, o Opener[S]) {
 	t.Helper()
 	db := narrow(o, func(s S) handle { return routing(s) })
 	queueCases(t, single(db))
+	queueRaces(t, db)
 }
 
 // RoomRetirement checks [store.RoomRetirement].
@@ -370,6 +373,7 @@ func Turns[S TurnsStore](t *testing.T, o Opener[S]) {
 	t.Helper()
 	db := narrow(o, func(s S) handle { return turns(s) })
 	turnCases(t, single(db))
+	turnRaces(t, db)
 }
 
 // SessionMessages checks [store.SessionMessages].
