@@ -23,24 +23,29 @@ const (
 	// appends a batch of entries; spoolInsertRow is repeated once per entry
 	// between them (at most spoolInsertMax times). An entry is skipped if its
 	// message is already queued or settled for its peer (the NOT EXISTS
-	// probes, each a primary-key lookup). Whether it is already spooled is
-	// decided before the statement, from the store's set of spooled
-	// messages (spoolSet), and repeats within one batch are removed then
-	// too. Rows go in in batch order (ORDER BY b.n) and, with one writer,
-	// take consecutive sequences, so when every entry went in (the usual
-	// case) the last inserted rowid and the count name them all; only when
-	// some were skipped are the new rows read back (spoolSelectRange) to
-	// tell which, and each skipped entry is checked to be a duplicate
-	// (spoolDupProbe). (RETURNING would name them directly, but buffering
-	// its rows cost 10-20% of an append's CPU when measured.) OR IGNORE
-	// changes nothing for valid input — the table has no unique index, and
-	// its NOT NULL columns are bound from validated values — but it tells
+	// probes, each a primary-key lookup), or already spooled in its lane:
+	// the unique index spool_lane_message (migration 0017) refuses the
+	// row, and OR IGNORE skips it instead of failing the batch. Both are
+	// decided by the database inside the write, so a message appended
+	// through two handles at once goes in once. The store's set of spooled
+	// messages (spoolSet) only saves the work for messages it knows are
+	// spooled; repeats within one batch are removed before the statement.
+	// Rows go in in batch order (ORDER BY b.n) and, inside the IMMEDIATE
+	// transaction, take consecutive sequences, so when every entry went in
+	// (the usual case) the last inserted rowid and the count name them all;
+	// only when some were skipped are the new rows read back
+	// (spoolSelectRange) to tell which, and each skipped entry is checked
+	// to be a duplicate (spoolDupProbe, which compares the text columns,
+	// so a lane key collision fails the batch rather than losing an
+	// entry). (RETURNING would name them directly, but buffering its rows
+	// cost 10-20% of an append's CPU when measured.) OR IGNORE also tells
 	// SQLite the statement cannot fail halfway, so it keeps no statement
 	// journal (a copy of every page the statement changes; 5-15% of an
-	// append's CPU); a row it skipped all the same would fail the duplicate
-	// check, and the batch with it, so nothing is ever acknowledged
-	// unwritten. One statement for the batch keeps the per-entry cost to
-	// the B-tree work alone.
+	// append's CPU); a row skipped for any other reason would fail the
+	// duplicate check, and the batch with it, so nothing is ever
+	// acknowledged unwritten. One statement for the batch keeps the
+	// per-entry cost to the B-tree work alone. PostgreSQL: ON CONFLICT
+	// (lane_key, message_id) DO NOTHING, then the same read-back.
 	spoolInsertHead = `WITH batch (n, workspace_id, profile, scope, room_id, message_id, sealed, received_at, lane_key) AS (VALUES `
 	spoolInsertRow  = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	spoolInsertTail = `)
@@ -52,18 +57,17 @@ WHERE NOT EXISTS (SELECT 1 FROM queue q WHERE q.workspace_id = b.workspace_id AN
                   AND s.scope = b.scope AND s.message_id = b.message_id)
 ORDER BY b.n`
 	spoolSelectRange = `SELECT seq, workspace_id, profile, scope, message_id FROM spool WHERE seq > ? AND seq <= ? ORDER BY seq`
-	// spoolSpooledProbe tells whether a message is in the spool, reading
-	// its lane through spool_lane (a lane holds what its peer received in
-	// its room and the engine has not moved yet: a handful of entries).
-	spoolSpooledProbe = `SELECT EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane
-WHERE lane_key = ?5 AND workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)`
+	// spoolSpooledProbe tells whether a message is in the spool, by the
+	// unique index of its lane and message.
+	spoolSpooledProbe = `SELECT EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane_message
+WHERE lane_key = ?5 AND message_id = ?4 AND workspace_id = ?1 AND profile = ?2 AND scope = ?3)`
 	// spoolDupProbe tells whether an entry SpoolAppend skipped is a
 	// duplicate: queued, settled or spooled already for its peer.
 	spoolDupProbe = `SELECT
   EXISTS (SELECT 1 FROM queue WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)
   OR EXISTS (SELECT 1 FROM settled WHERE workspace_id = ?1 AND profile = ?2 AND scope = ?3 AND message_id = ?4)
-  OR EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane WHERE lane_key = ?5 AND workspace_id = ?1 AND profile = ?2
-             AND scope = ?3 AND message_id = ?4)`
+  OR EXISTS (SELECT 1 FROM spool INDEXED BY spool_lane_message WHERE lane_key = ?5 AND message_id = ?4
+             AND workspace_id = ?1 AND profile = ?2 AND scope = ?3)`
 	spoolSelectIdentities = `SELECT seq, workspace_id, profile, scope, message_id FROM spool`
 	// spoolInsertMax bounds the entries of one statement (9 parameters
 	// each, far below SQLite's limit of 32766). A statement is prepared for
@@ -122,8 +126,10 @@ func (s *Store) SpoolAppend(ctx context.Context, entries []store.SpoolEntry) (st
 	if len(rows) == 0 {
 		return res, nil
 	}
-	// Appends are serialised on the set, from the check to the update after
-	// the commit, so no other append can insert a message between.
+	// Appends of this store are serialised on the set, from the check to
+	// the update after the commit, so the set stays a true record of what
+	// this store appended. Appends of another handle on the database are
+	// not: the unique index decides between them.
 	s.spooled.mu.Lock()
 	defer s.spooled.mu.Unlock()
 	rows, err := s.spooled.dropSpooledLocked(ctx, s.reader, rows)
@@ -181,22 +187,21 @@ type spoolRow struct {
 	laneKey int64
 }
 
-// spoolSet is the set of messages in the spool table, with the sequence
-// of each, kept in memory so that deciding whether a message is already
-// spooled costs no index. A unique index on the message id used to decide
-// it, and message ids are random: each entry of a group commit landed in
-// its own page of that index, and writing those pages was most of what a
-// commit wrote to the WAL.
+// spoolSet is a cache of the messages in the spool table, with the
+// sequence of each, so that SpoolAppend skips a message it knows is
+// spooled without running the insert. It decides nothing: a message found
+// in the set is checked against the table (spoolSpooledProbe) and dropped
+// from the batch only if the table has it; one not found goes to the
+// insert, where the unique index spool_lane_message refuses it if it is
+// spooled after all (appended through another handle on the database,
+// which this set never sees).
 //
-// Invariant: every row of the table is in the set. Rows come in only
-// through SpoolAppend, which adds them after its commit while holding mu,
-// from its check to the update. The set may hold more than the table: an
-// entry leaves it after the row's deletion commits (forget), and a
-// deletion that does not report what it removed (RoomRetire) leaves its
-// entries behind. So a message found in the set is checked against the
-// table (spoolSpooledProbe, one lane); one not found is certainly not
-// spooled. The set is loaded from the table on first use, which a process
-// holding the data directory's lock does for the only store writing it.
+// The set may hold less than the table (another handle's rows) and more
+// (an entry leaves it after the row's deletion commits, in forget, and a
+// deletion that does not report what it removed, such as RoomRetire,
+// leaves its entries behind). Rows this store appends are added after
+// the commit, while holding mu from the check to the update. The set is
+// loaded from the table on first use.
 type spoolSet struct {
 	mu     sync.Mutex
 	loaded bool                    // guarded by mu
