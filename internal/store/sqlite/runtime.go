@@ -45,7 +45,25 @@ SELECT ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'queued', '', '', 0, ?, ?, ?, '
 RETURNING seq`
 	turnSelect    = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND id = ?`
 	turnOfSession = `SELECT ` + turnColumns + ` FROM turns WHERE workspace_id = ? AND session_id = ? ORDER BY seq`
-	turnUpdate    = `UPDATE turns SET state = ?, reason = ?, detail = ?, lease_id = ?, lease_generation = ?, updated_at = ? WHERE id = ?`
+	// turnMove is a turn's move, fenced in its WHERE: the turn is in the
+	// move's from state (?10); an active turn (?11) runs on the writer's
+	// lease and generation; and where the move needs it (?12: a start, or
+	// an active turn's move other than to interrupted) that lease is the
+	// live one. A start (?4) binds the turn to the lease. No row is a
+	// refused move, which turnRefused tells apart. PostgreSQL: the same
+	// statement under READ COMMITTED re-checks the turn's predicate on the
+	// row version it locks; the lease subquery must lock the lease row
+	// (FOR SHARE), so that a concurrent LeaseAcquire ending it is waited
+	// for and seen.
+	turnMove = `UPDATE turns SET state = ?1, reason = ?2, detail = ?3,
+  lease_id = CASE WHEN ?4 THEN ?5 ELSE lease_id END,
+  lease_generation = CASE WHEN ?4 THEN ?6 ELSE lease_generation END,
+  updated_at = ?7
+WHERE workspace_id = ?8 AND id = ?9 AND state = ?10
+  AND (NOT ?11 OR (lease_id = ?5 AND lease_generation = ?6))
+  AND (NOT ?12 OR EXISTS (SELECT 1 FROM leases l
+                          WHERE l.workspace_id = ?8 AND l.id = ?5 AND l.generation = ?6 AND l.state = 'live'))
+RETURNING session_id, lease_id, lease_generation`
 	journalInsert = `INSERT INTO turn_journal (workspace_id, session_id, turn_id, from_state, to_state, reason, lease_generation, at, detail)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, '') RETURNING seq`
 	// journalSetDetail writes an entry's sealed detail, which is bound to
@@ -515,60 +533,50 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 		cost = sql.NullInt64{Int64: usage.CostMicros, Valid: true}
 	}
 	starts := p.From == jam.TurnQueued && p.To == jam.TurnPreparing
+	active := p.From.Active()
+	needsLive := starts || (active && p.To != jam.TurnInterrupted)
 	err := inTx(ctx, s.writer, func(tx *sql.Tx) error {
-		t, err := s.scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
-		if err != nil {
-			return notFoundAs(err, "no such turn")
-		}
-		if t.State != p.From {
-			return fmt.Errorf("%w: the turn is %s, not %s", jam.ErrConflict, t.State, p.From)
-		}
-		leaseID, gen := t.LeaseID, t.LeaseGeneration
-		var bound store.Lease
+		var session jam.SessionID
+		var leaseID jam.LeaseID
+		var gen int64
+		err := tx.QueryRowContext(ctx, turnMove, p.To, p.Reason, s.seal(detail, turnDetailAAD(p.WorkspaceID, p.ID)),
+			starts, p.LeaseID, p.LeaseGeneration, p.At.UnixMicro(), p.WorkspaceID, p.ID, p.From, active, needsLive).Scan(&session, &leaseID, &gen)
 		switch {
-		case starts:
-			if bound, err = liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
-				return err
-			}
-			leaseID, gen = p.LeaseID, p.LeaseGeneration
-		case p.From.Active():
-			if p.LeaseID != t.LeaseID || p.LeaseGeneration != t.LeaseGeneration {
-				return fmt.Errorf("%w: the turn runs on %s generation %d, not %s generation %d", jam.ErrLeaseLost, t.LeaseID, t.LeaseGeneration, p.LeaseID, p.LeaseGeneration)
-			}
-			if p.To != jam.TurnInterrupted {
-				if _, err := liveLease(ctx, tx, p.WorkspaceID, p.LeaseID, p.LeaseGeneration); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, turnUpdate, p.To, p.Reason, s.seal(detail, turnDetailAAD(p.WorkspaceID, p.ID)), leaseID, gen, p.At.UnixMicro(), p.ID); err != nil {
-			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
-				return fmt.Errorf("%w: another turn of session %s is active", jam.ErrConflict, t.SessionID)
-			}
+		case errors.Is(err, sql.ErrNoRows):
+			return s.turnRefused(ctx, tx, p, active)
+		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE):
+			return fmt.Errorf("%w: another turn of the session is active", jam.ErrConflict)
+		case err != nil:
 			return err
 		}
+		var bound store.Lease
+		if starts {
+			if bound, err = scanLease(tx.QueryRowContext(ctx, leaseByID, p.WorkspaceID, leaseID)); err != nil {
+				return err
+			}
+		}
 		for _, n := range p.ConsumeNotes {
-			res, err := tx.ExecContext(ctx, messageConsume, p.ID, p.At.UnixMicro(), p.WorkspaceID, t.SessionID, n)
+			res, err := tx.ExecContext(ctx, messageConsume, p.ID, p.At.UnixMicro(), p.WorkspaceID, session, n)
 			if err != nil {
 				return err
 			}
 			if k, err := res.RowsAffected(); err != nil {
 				return err
 			} else if k == 0 {
-				return fmt.Errorf("%w: %s is not a pending note of session %s", jam.ErrConflict, n, t.SessionID)
+				return fmt.Errorf("%w: %s is not a pending note of session %s", jam.ErrConflict, n, session)
 			}
 		}
 		// The attempt starts and ends with the turn. A turn recorded
 		// before executions were has none to end.
 		switch {
 		case starts:
-			if _, err := tx.ExecContext(ctx, executionInsert, p.Execution, p.WorkspaceID, t.SessionID, p.ID, leaseID, gen, bound.Pid, p.At.UnixMicro()); err != nil {
+			if _, err := tx.ExecContext(ctx, executionInsert, p.Execution, p.WorkspaceID, session, p.ID, leaseID, gen, bound.Pid, p.At.UnixMicro()); err != nil {
 				if isUniqueViolation(err) {
 					return fmt.Errorf("%w: execution %s", jam.ErrAlreadyExists, p.Execution)
 				}
 				return err
 			}
-		case p.From.Active() && p.To.Terminal():
+		case active && p.To.Terminal():
 			if _, err := tx.ExecContext(ctx, executionEnd, p.To, p.Reason, p.At.UnixMicro(),
 				usage.InputTokens, usage.OutputTokens, usage.CachedTokens, usage.ReasoningTokens, cost, usage.CostEstimated, usage.Model,
 				p.WorkspaceID, p.ID); err != nil {
@@ -576,7 +584,7 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 			}
 		}
 		var seq int64
-		if err := tx.QueryRowContext(ctx, journalInsert, p.WorkspaceID, t.SessionID, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro()).Scan(&seq); err != nil || detail == "" {
+		if err := tx.QueryRowContext(ctx, journalInsert, p.WorkspaceID, session, p.ID, p.From, p.To, p.Reason, gen, p.At.UnixMicro()).Scan(&seq); err != nil || detail == "" {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, journalSetDetail, s.seal(detail, journalDetailAAD(p.WorkspaceID, seq)), seq)
@@ -588,14 +596,23 @@ func (s *Store) TurnTransition(ctx context.Context, p store.TurnTransitionParams
 	return s.TurnGet(ctx, p.WorkspaceID, p.ID)
 }
 
-// liveLease checks that id is the live lease with generation, inside tx,
-// and returns it.
-func liveLease(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, id jam.LeaseID, generation int64) (store.Lease, error) {
-	l, err := scanLease(tx.QueryRowContext(ctx, leaseByID, ws, id))
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && (l.State != store.LeaseLive || l.Generation != generation)) {
-		return store.Lease{}, fmt.Errorf("%w: lease %s generation %d is not live", jam.ErrLeaseLost, id, generation)
+// turnRefused tells why turnMove changed no row, reading the turn inside
+// the same transaction: no such turn (jam.ErrNotFound), not in the move's
+// from state (jam.ErrConflict), or an active turn on another lease or
+// generation, or a lease that is not live (jam.ErrLeaseLost). It decides
+// nothing: the move was refused by its WHERE.
+func (s *Store) turnRefused(ctx context.Context, tx *sql.Tx, p store.TurnTransitionParams, active bool) error {
+	t, err := s.scanTurn(tx.QueryRowContext(ctx, turnSelect, p.WorkspaceID, p.ID))
+	if err != nil {
+		return notFoundAs(err, "no such turn")
 	}
-	return l, err
+	if t.State != p.From {
+		return fmt.Errorf("%w: the turn is %s, not %s", jam.ErrConflict, t.State, p.From)
+	}
+	if active && (p.LeaseID != t.LeaseID || p.LeaseGeneration != t.LeaseGeneration) {
+		return fmt.Errorf("%w: the turn runs on %s generation %d, not %s generation %d", jam.ErrLeaseLost, t.LeaseID, t.LeaseGeneration, p.LeaseID, p.LeaseGeneration)
+	}
+	return fmt.Errorf("%w: lease %s generation %d is not live", jam.ErrLeaseLost, p.LeaseID, p.LeaseGeneration)
 }
 
 // ExecutionList implements [store.Runtime].
