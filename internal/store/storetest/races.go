@@ -209,51 +209,65 @@ func turnRaces(t *testing.T, db Opener[store.Store]) {
 			return st.TurnTransition(ctx, store.TurnTransitionParams{WorkspaceID: b.ws, ID: tr, From: from, To: to, Reason: reason,
 				LeaseID: l.ID, LeaseGeneration: l.Generation, At: at, Execution: jam.New[jam.ExecutionID](b.minter)})
 		}
-		for round := range raceRounds {
+		running := func(l store.Lease) store.Turn {
+			t.Helper()
 			tr := enqueue(t, b, s)
 			_, err := move(b.st, tr.ID, jam.TurnQueued, jam.TurnPreparing, l, "")
 			require.NoError(t, err)
-			running, err := move(b.st, tr.ID, jam.TurnPreparing, jam.TurnRunning, l, "")
+			tr, err = move(b.st, tr.ID, jam.TurnPreparing, jam.TurnRunning, l, "")
 			require.NoError(t, err)
-			before := turnSnapshot(t, b, running.ID)
-
+			return tr
+		}
+		replace := func() (store.Lease, error) {
+			return b.st.LeaseAcquire(ctx, store.LeaseAcquireParams{WorkspaceID: b.ws, ID: jam.New[jam.LeaseID](b.minter), Holder: holder, Pid: 42, At: epoch})
+		}
+		// staleRefused checks what the stale lease l can still do to tr
+		// once its replacement has committed: nothing.
+		staleRefused := func(round int, tr jam.TurnID, l store.Lease) {
+			t.Helper()
+			before := turnSnapshot(t, b, tr)
+			_, err := move(stale, tr, jam.TurnRunning, jam.TurnSucceeded, l, "")
+			require.ErrorIs(t, err, jam.ErrLeaseLost, "round %d: a move on a replaced lease", round)
+			require.Equal(t, before, turnSnapshot(t, b, tr), "round %d: a refused move changes nothing", round)
+			// The supervisor records the interruption, on the lease the
+			// turn ran on; then the stale lease cannot write its output.
+			_, err = move(b.st, tr, jam.TurnRunning, jam.TurnInterrupted, l, jam.ReasonProcessExited)
+			require.NoError(t, err, "round %d", round)
+			_, err = stale.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: b.ws, TurnID: tr, LeaseID: l.ID, LeaseGeneration: l.Generation,
+				Batch: 1, Updates: []store.OutputUpdate{{Kind: "text", Text: "late"}}, At: at})
+			require.ErrorIs(t, err, jam.ErrLeaseLost, "round %d: output of an ended turn", round)
+			out, err := b.st.TurnOutput(ctx, b.ws, tr)
+			require.NoError(t, err)
+			require.Empty(t, out, "round %d", round)
+			err = stale.LeaseEnd(ctx, b.ws, l.ID, "exited", at)
+			require.ErrorIs(t, err, jam.ErrConflict, "round %d: the replaced lease has ended already", round)
+		}
+		for round := range raceRounds {
 			// The supervisor replaces the lease while the old process
-			// reports success through its own handle.
+			// reports success through its own handle: either the success
+			// commits first, or it is refused and changes nothing.
+			tr := running(l)
+			before := turnSnapshot(t, b, tr.ID)
 			var next store.Lease
 			var acqErr, staleErr error
 			race(
-				func() {
-					next, acqErr = b.st.LeaseAcquire(ctx, store.LeaseAcquireParams{WorkspaceID: b.ws, ID: jam.New[jam.LeaseID](b.minter),
-						Holder: holder, Pid: 42, At: epoch})
-				},
+				func() { next, acqErr = replace() },
 				func() { _, staleErr = move(stale, tr.ID, jam.TurnRunning, jam.TurnSucceeded, l, "") },
 			)
 			require.NoError(t, acqErr, "round %d", round)
 			if staleErr != nil {
 				require.ErrorIs(t, staleErr, jam.ErrLeaseLost, "round %d", round)
 				require.Equal(t, before, turnSnapshot(t, b, tr.ID), "round %d: a refused move changes nothing", round)
+				staleRefused(round, tr.ID, l)
 			}
 
-			// Now the replacement has certainly committed: the stale
-			// lease can neither settle the turn nor write its output.
-			if staleErr != nil {
-				_, err = move(stale, tr.ID, jam.TurnRunning, jam.TurnSucceeded, l, "")
-				require.ErrorIs(t, err, jam.ErrLeaseLost, "round %d: a move on a replaced lease", round)
-				require.Equal(t, before, turnSnapshot(t, b, tr.ID), "round %d: a refused move changes nothing", round)
-				// The supervisor records the interruption, on the lease
-				// the turn ran on.
-				_, err = move(b.st, tr.ID, jam.TurnRunning, jam.TurnInterrupted, l, jam.ReasonProcessExited)
-				require.NoError(t, err, "round %d", round)
-			}
-			_, err = stale.TurnOutputAppend(ctx, store.TurnOutputAppendParams{WorkspaceID: b.ws, TurnID: tr.ID, LeaseID: l.ID, LeaseGeneration: l.Generation,
-				Batch: 1, Updates: []store.OutputUpdate{{Kind: "text", Text: "late"}}, At: at})
-			require.ErrorIs(t, err, jam.ErrLeaseLost, "round %d: output of an ended turn", round)
-			err = stale.LeaseEnd(ctx, b.ws, l.ID, "exited", at)
-			require.ErrorIs(t, err, jam.ErrConflict, "round %d: the replaced lease has ended already", round)
-			out, err := b.st.TurnOutput(ctx, b.ws, tr.ID)
+			// Once the replacement has certainly committed, the stale
+			// lease is refused whatever its handle saw.
+			tr = running(next)
+			after, err := replace()
 			require.NoError(t, err)
-			require.Empty(t, out, "round %d", round)
-			l = next
+			staleRefused(round, tr.ID, next)
+			l = after
 		}
 	})
 }
