@@ -55,28 +55,58 @@
 // # Messaging
 //
 // Every write of the inbound pipeline that must be atomic is one short
-// IMMEDIATE transaction on the single writer: SpoolAppend (a whole batch,
-// one fsync), SpoolMove (delete the entry, read the room's owner, insert
-// the queue row), SpoolDrop and QueueSettle (delete, write the tombstone),
-// and BindingPut/BindingDelete (re-home the queue rows). Because the writer
-// is one connection, a transaction also excludes every other writer, so the
-// owner SpoolMove reads cannot change before its row is inserted. No
-// transaction waits on anything but SQLite, and the hot statements are
-// index lookups (TestQueries_useIndexes keeps them so). SpoolAppend, the
-// statement of every group commit, inserts a whole batch with one
-// multi-row statement, prepared once per row count and cached. Whether a
-// message is already spooled is decided from the Store's in-memory set of
-// spooled messages (spoolSet in spool.go), not through a unique index on
-// random message ids, whose pages were most of what a group commit wrote;
-// the lane index is over a 64-bit hash of the lane's columns (migration
-// 0007). QueueMark, which the engine calls twice per message from every
-// active lane, commits concurrent marks together (markGroup in
-// markgroup.go): one transaction and one fsync for all the marks waiting
-// when the writer is free, each caller returning once its own is
-// committed. An inbox page reads the delivered rows through partial
-// indexes (migration 0013), never the whole queue.
-// The lock of that cache is taken before the writer connection, never
-// while holding it.
+// IMMEDIATE transaction: SpoolAppend (a whole batch, one fsync), SpoolMove
+// (delete the entry, read the room's owner, insert the queue row),
+// SpoolDrop and QueueSettle (delete, write the tombstone), and
+// BindingPut/BindingDelete (steal the room, write the binding and re-home
+// the queue rows). IMMEDIATE takes the database's write lock before the
+// first read, so each such transaction is serializable against every
+// other connection to the file, this Store's or another process's (the
+// busy timeout makes the other wait): the owner SpoolMove reads cannot
+// change before its row is inserted, and two BindingPut of one room run
+// one after the other. No transaction waits on anything but SQLite, and
+// the hot statements are index lookups (TestQueries_useIndexes keeps them
+// so).
+//
+// What the database guarantees, whatever the number of handles on it:
+//
+//   - A message is spooled once per lane: the unique index
+//     spool_lane_message (migration 0017) refuses a second copy, and
+//     SpoolAppend's batch insert skips it (INSERT OR IGNORE) and reads
+//     back which entries went in; a message already queued or settled is
+//     skipped by the NOT EXISTS probes of the same statement. The
+//     in-memory set of spooled messages (spoolSet in spool.go) is a cache
+//     that saves the insert of a message it knows is spooled; a miss
+//     goes to the insert and the index.
+//   - A turn's move and a turn's output are fenced by their own
+//     statement: TurnTransition is one UPDATE whose WHERE names the from
+//     state, the writer's lease and generation and, where the move needs
+//     it, that the lease is live; TurnOutputAppend inserts only while the
+//     turn is active on the writer's lease; LeaseEnd updates only a live
+//     lease. No row changed is a refused write, which a re-read in the
+//     same transaction reports as jam.ErrNotFound, jam.ErrConflict or
+//     jam.ErrLeaseLost.
+//   - A queue mark counts its delivery in the UPDATE (attempts =
+//     attempts + 1), never from a value read before.
+//
+// SpoolAppend, the statement of every group commit, inserts a whole batch
+// with one multi-row statement, prepared once per row count and cached.
+// The unique index is keyed by lane first (lane_key, a 64-bit hash of the
+// lane's columns, migration 0007) rather than by the message's text
+// columns, so a batch's entries cluster by lane. QueueMark, which the
+// engine calls twice per message from every active lane, commits
+// concurrent marks together (markGroup in markgroup.go): one transaction
+// and one fsync for all the marks waiting when the writer is free, each
+// caller returning once its own is committed. An inbox page reads the
+// delivered rows through partial indexes (migration 0013), never the
+// whole queue. The lock of the spool cache is taken before the writer
+// connection, never while holding it.
+//
+// What still lives in one Store's memory: the per-peer queue cap's
+// budgets (queuecap.go), which are exact for one Store but not across
+// handles (two handles moving one peer's entries at once may each spend
+// a budget, so the peer can go over Config.MaxQueuedPerPeer by up to the
+// other's), and the caches of prepared statements.
 //
 // UUIDs (rooms, messages, identities) are stored lower-case, as
 // jam.ParseUUID returns them, so lookups match whatever case arrives.
