@@ -93,7 +93,8 @@
 // with one multi-row statement, prepared once per row count and cached.
 // The unique index is keyed by lane first (lane_key, a 64-bit hash of the
 // lane's columns, migration 0007) rather than by the message's text
-// columns, so a batch's entries cluster by lane. QueueMark, which the
+// columns; message ids are random within a lane, so in a large spool it
+// costs a page write per entry of a group commit. QueueMark, which the
 // engine calls twice per message from every active lane, commits
 // concurrent marks together (markGroup in markgroup.go): one transaction
 // and one fsync for all the marks waiting when the writer is free, each

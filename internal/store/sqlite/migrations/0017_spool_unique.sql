@@ -8,9 +8,10 @@
 -- appended. The set stays, as a cache of what is certainly spooled.
 --
 -- The key is (lane_key, message_id), not the peer's text columns: entries
--- sort by lane first, so the entries a group commit adds land in the same
--- few pages as the lane index's (spool_lane), not one random page each as
--- the unique index that 0007 dropped did. A message belongs to one room,
+-- are shorter and sort by lane first. Within a lane message ids are still
+-- random, so in a spool of many thousand rows each entry of a group commit
+-- still dirties a page of its own; a spool the engine drains holds few
+-- rows, and the index a few pages. A message belongs to one room,
 -- so one lane: keying by lane is keying by peer. lane_key is a hash, and
 -- two lanes whose keys collide and that receive the same message id would
 -- refuse the second copy; SpoolAppend's duplicate check compares the text
