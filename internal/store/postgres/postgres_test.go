@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func TestOpen_failedMigrationLeavesNothing(t *testing.T) {
 	bad := append(append([]store.Migration(nil), migs...), store.Migration{Version: len(migs) + 1, Name: "bad",
 		SQL: "CREATE TABLE half (id BIGINT); SELECT no_such_function()"})
 	_, err := open(t.Context(), Config{URL: u}, bad)
-	require.ErrorContains(t, err, "apply migration 0017_bad")
+	require.ErrorContains(t, err, fmt.Sprintf("apply migration %04d_bad", len(migs)+1))
 	s, err := open(t.Context(), Config{URL: u}, migs)
 	require.NoError(t, err)
 	defer s.Close()
