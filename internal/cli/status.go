@@ -95,11 +95,7 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if st.HTTPAddr != "" {
 		fmt.Fprintf(w, "  http api     http://%s\n", st.HTTPAddr)
 	}
-	if st.Store.ServerVersion != "" {
-		fmt.Fprintf(w, "  store        %s %s (%s %s, schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.Driver, st.Store.ServerVersion, st.Store.SchemaVersion)
-	} else {
-		fmt.Fprintf(w, "  store        %s %s (schema v%d)\n", st.Store.Driver, st.Store.Location, st.Store.SchemaVersion)
-	}
+	fmt.Fprintf(w, "  store        %s\n", storeLine(st.Store))
 	if st.Store.Error != "" {
 		fmt.Fprintf(w, "  store error  %s\n", st.Store.Error)
 	}
@@ -128,6 +124,16 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 		}
 	}
 	return nil
+}
+
+// storeLine is the store as status shows it: the driver, where it is
+// (a file, or host:port/database without credentials) and its versions,
+// e.g. "postgres db.example:5432/jam (server 15.4, schema 16)".
+func storeLine(s wire.StoreStatus) string {
+	if s.ServerVersion == "" {
+		return fmt.Sprintf("%s %s (schema %d)", s.Driver, s.Location, s.SchemaVersion)
+	}
+	return fmt.Sprintf("%s %s (server %s, schema %d)", s.Driver, s.Location, s.ServerVersion, s.SchemaVersion)
 }
 
 func printJSON(io *IOStreams, v any) error {

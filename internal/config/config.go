@@ -37,7 +37,10 @@ type Config struct {
 	HTTPAddrSet bool
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration
-	// Store selects the storage backend: "sqlite".
+	// Store selects the storage backend: "sqlite" (the file jam.db in
+	// DataDir) or a postgres:// URL. A URL may hold a password: it is
+	// never printed, logged or passed on a command line by jam; show the
+	// store's Info location instead.
 	Store string
 	// Band is "embedded" (run the hub inside the daemon) or the REST base
 	// URL of a Band deployment, such as https://app.band.ai.

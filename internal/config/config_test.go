@@ -98,6 +98,29 @@ func TestLoad_bandURL(t *testing.T) {
 	require.Equal(t, "band_u_abc", cfg.BandKey)
 }
 
+// The store is chosen by the file, $JAM_STORE or --store, in that order
+// of precedence, as every key; a URL is kept as given (the store checks it
+// when it opens).
+func TestLoad_store(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env["JAM_CONFIG"] = b.writeFile(t, "store = \"postgres://jam:file-secret@db.example:5433/jam?sslmode=require\"\n")
+	cfg, err := b.load(t)
+	require.NoError(t, err)
+	require.Equal(t, "postgres://jam:file-secret@db.example:5433/jam?sslmode=require", cfg.Store, "file")
+
+	b.env["JAM_STORE"] = "postgresql://jam@localhost/other"
+	cfg, err = b.load(t)
+	require.NoError(t, err)
+	require.Equal(t, "postgresql://jam@localhost/other", cfg.Store, "env beats file")
+
+	cfg, err = b.load(t, "--store", "sqlite")
+	require.NoError(t, err)
+	require.Equal(t, "sqlite", cfg.Store, "flag beats env")
+	require.True(t, config.IsPostgresURL("postgres://h/db"))
+	require.False(t, config.IsPostgresURL("sqlite"))
+}
+
 func TestLoad_dataDirIsAbsolute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -145,7 +168,7 @@ func TestLoad_errors(t *testing.T) {
 		{name: "bad format", args: []string{"--log-format", "xml"}, wantErr: `"xml" is not one of text, json`},
 		{name: "bad duration", args: []string{"--shutdown-timeout", "soon"}, wantErr: `"soon" is not a duration`},
 		{name: "duration too long", args: []string{"--shutdown-timeout", "2h"}, wantErr: "outside 100ms to 1m"},
-		{name: "postgres not yet", args: []string{"--store", "postgres://u:secret@h/db"}, wantErr: "postgres store is not available"},
+		{name: "store neither sqlite nor postgres", args: []string{"--store", "sqlite3"}, wantErr: `store (from --store): "sqlite3" is not a known store (want sqlite or a postgres:// URL)`},
 		{name: "unknown store hides credentials", args: []string{"--store", "mysql://u:secret@h/db"}, wantErr: `"…@h/db" is not a known store`},
 		{name: "band url without key", args: []string{"--band", "https://app.band.ai"}, wantErr: "band_key (from band https://app.band.ai): a Band URL needs the person's user key"},
 		{name: "band url with credentials", args: []string{"--band", "https://u:secret@app.band.ai", "--band-key", "k"}, wantErr: "is neither \"embedded\" nor an http(s) URL without credentials"},

@@ -73,15 +73,18 @@ var keys = []key{
 		c.ShutdownTimeout = d
 		return nil
 	}},
-	{name: "store", usage: `storage backend: "sqlite" (in the data directory)`, set: func(c *Config, v string) error {
+	{name: "store", usage: `storage backend: "sqlite" (jam.db in the data directory) or a postgres://user@host:port/database URL (prefer the config file or $JAM_STORE for a URL with a password)`, set: func(c *Config, v string) error {
 		switch {
 		case v == "sqlite":
 			c.Store = v
 			return nil
-		case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
-			return errors.New("the postgres store is not available in this build yet; use sqlite")
+		case IsPostgresURL(v):
+			// The URL itself is checked when the store opens, whose
+			// errors never show the password.
+			c.Store = v
+			return nil
 		}
-		return fmt.Errorf("%q is not a known store (want sqlite)", clipValue(v))
+		return fmt.Errorf("%q is not a known store (want sqlite or a postgres:// URL)", clipValue(v))
 	}},
 	{name: "band", usage: `"embedded" to run jam's own hub, or a Band URL such as https://app.band.ai`, set: func(c *Config, v string) error {
 		if v == BandEmbedded {
@@ -142,6 +145,12 @@ func keyNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// IsPostgresURL reports whether a store value selects the PostgreSQL
+// store: a postgres:// or postgresql:// URL.
+func IsPostgresURL(v string) bool {
+	return strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
 }
 
 // clipValue keeps credentials in a mistyped URL out of error messages.

@@ -21,7 +21,6 @@ import (
 	"github.com/jamhq/jam/internal/proc"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
-	"github.com/jamhq/jam/internal/store/sqlite"
 	"github.com/jamhq/jam/internal/version"
 )
 
@@ -92,7 +91,8 @@ type daemon struct {
 	storage   storageHealth
 	// metrics is the daemon's metric set, on a registry of its own,
 	// handed to the spool, the engine, the owned runtimes and the API.
-	metrics *metrics.Metrics
+	metrics   *metrics.Metrics
+	storeInfo store.Info // what the store was when it opened
 }
 
 // keyFile is the daemon key under the data directory.
@@ -111,14 +111,14 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return err
 	}
 	d.box = box
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(d.cfg.DataDir, datadir.StoreFile), Logger: d.log, Sealer: box})
+	st, err := d.openStore(ctx)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	d.store = st
 	stack.push("store", func(context.Context) error { return st.Close() })
-	if err := d.storage.watch(filepath.Join(d.cfg.DataDir, datadir.StoreFile)); err != nil {
-		return err
+	if d.storeInfo, err = st.Info(ctx); err != nil {
+		return d.redactStoreErr(err)
 	}
 	d.startStoreCheck(stack)
 	d.startRetention(stack)
@@ -192,10 +192,7 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 
 // Status implements api.Backend.
 func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
-	info, err := d.store.Info(ctx)
-	if err != nil {
-		return wire.Status{}, fmt.Errorf("store info: %w", err)
-	}
+	ss := d.storeStatus(ctx)
 	st := wire.Status{
 		State:         wire.StateRunning,
 		Version:       version.String(),
@@ -205,9 +202,10 @@ func (d *daemon) Status(ctx context.Context) (wire.Status, error) {
 		DataDir:       d.cfg.DataDir,
 		Socket:        filepath.Join(d.cfg.DataDir, datadir.SocketFile),
 		HTTPAddr:      d.api.HTTPAddr(),
-		Store:         wire.StoreStatus{Driver: info.Driver, Location: info.Location, SchemaVersion: info.SchemaVersion, ServerVersion: info.ServerVersion, Error: d.storage.problem(), Check: d.storage.checkResult()},
-		Workspace:     wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
-		Band:          d.band.status(),
+		Store: wire.StoreStatus{Driver: ss.info.Driver, Location: ss.info.Location, SchemaVersion: ss.info.SchemaVersion,
+			ServerVersion: ss.info.ServerVersion, Error: ss.problem, Check: d.storage.checkResult()},
+		Workspace: wire.WorkspaceStatus{ID: d.workspace.ID, Name: d.workspace.Name},
+		Band:      d.band.status(),
 	}
 	if prev := d.run.Previous; prev != nil {
 		rs := &wire.RunStatus{PID: prev.PID, Version: prev.Version, StartedAt: prev.StartedAt, Clean: prev.Clean()}
@@ -228,7 +226,7 @@ func (d *daemon) printBanner(w io.Writer) {
 		fmt.Fprintf(w, "  http api     http://%s (bearer token in %s)\n", addr, filepath.Join(d.cfg.DataDir, datadir.TokenFile))
 		d.printUILink(w)
 	}
-	fmt.Fprintf(w, "  store        sqlite %s\n", filepath.Join(d.cfg.DataDir, datadir.StoreFile))
+	fmt.Fprintf(w, "  store        %s %s\n", d.storeInfo.Driver, d.storeInfo.Location)
 	if d.band.mode == "embedded" {
 		fmt.Fprintf(w, "  hub          %s (owner key in %s)\n", d.band.url, d.band.keyFile)
 	} else {

@@ -87,8 +87,8 @@ type StoreStatus struct {
 	Driver        string `json:"driver"`
 	Location      string `json:"location"`
 	SchemaVersion int    `json:"schema_version"`
-	// ServerVersion is the database engine's version: the SQLite library,
-	// or what the PostgreSQL server reports.
+	// ServerVersion is the database engine's version (the SQLite library,
+	// or what the PostgreSQL server reports).
 	ServerVersion string `json:"server_version,omitempty"`
 	// Error is the last write the disk refused (full or not writable),
 	// while it lasts; empty when the store writes normally.
