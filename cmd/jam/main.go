@@ -16,5 +16,5 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// After the first signal, a second one kills the process at once.
 	context.AfterFunc(ctx, stop)
-	os.Exit(cli.Main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub, RunDemoAgent: daemon.RunDemoAgent}))
+	os.Exit(cli.Main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub, RunDemoAgent: daemon.RunDemoAgent, CopyStore: daemon.CopyStore}))
 }

@@ -95,6 +95,8 @@ func exitCodeOf(err error) ExitCode {
 		return ExitUsage
 	case errors.Is(err, jam.ErrNotFound):
 		return ExitNotFound
+	case errors.Is(err, jam.ErrConflict):
+		return ExitConflict
 	case errors.Is(err, jam.ErrStorageFull), errors.Is(err, jam.ErrUnavailable):
 		// A store or service that cannot be reached now.
 		return ExitUnavailable

@@ -20,6 +20,8 @@ type Deps struct {
 	RunHub    RunHubFunc
 	// RunDemoAgent serves "jam demo-agent"; nil in binaries without it.
 	RunDemoAgent RunDemoAgentFunc
+	// CopyStore serves "jam store copy"; nil in binaries without it.
+	CopyStore CopyStoreFunc
 	// Env looks up environment variables; os.LookupEnv when nil.
 	Env config.Env
 }
@@ -146,6 +148,7 @@ directory.`,
 		newWorktreeCmd(io, deps),
 		newQuarantineCmd(io, deps),
 		newUICmd(io, deps, nil),
+		newStoreCmd(io, deps),
 	)
 	return root
 }
