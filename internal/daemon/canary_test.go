@@ -21,6 +21,8 @@ import (
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/store/postgres"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
@@ -196,11 +198,20 @@ func canaryIn(t *testing.T, dir string, needles map[string][]byte) []string {
 }
 
 // openStore opens the store of a daemon's data directory with its key,
-// as jamd does, and closes it when t ends.
-func openStore(t *testing.T, cfg config.Config) *sqlite.Store {
+// as jamd does (the SQLite file, or the PostgreSQL database of
+// cfg.Store), and closes it when t ends.
+func openStore(t *testing.T, cfg config.Config) store.Store {
 	t.Helper()
 	box, err := secret.LoadOrCreate(filepath.Join(cfg.DataDir, "daemon.key"))
 	require.NoError(t, err)
+	if config.IsPostgresURL(cfg.Store) {
+		pg, err := postgres.Open(context.Background(), postgres.Config{URL: cfg.Store, Sealer: box})
+		require.NoError(t, err)
+		t.Cleanup(func() { pg.Close() })
+		st, ok := any(pg).(store.Store)
+		require.True(t, ok, "the postgres dialect implements the store")
+		return st
+	}
 	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: box})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

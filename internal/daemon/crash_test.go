@@ -71,8 +71,11 @@ type child struct {
 	t    *testing.T
 	env  string // childEnv when empty
 	args []string
-	log  *os.File
-	cmd  *exec.Cmd
+	// store is jamd's store (config.Config.Store); passed in $JAM_STORE,
+	// not on the command line, where a URL's password would show.
+	store string
+	log   *os.File
+	cmd   *exec.Cmd
 }
 
 func (c *child) start() {
@@ -85,6 +88,9 @@ func (c *child) start() {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env+"="+string(raw))
+	if c.store != "" {
+		cmd.Env = append(cmd.Env, "JAM_STORE="+c.store)
+	}
 	cmd.Stdout, cmd.Stderr = c.log, c.log
 	require.NoError(c.t, cmd.Start())
 	c.cmd = cmd
@@ -129,7 +135,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
 	require.NoError(t, err)
 	defer logf.Close()
-	jamd := &child{t: t, log: logf, args: []string{"--data-dir", cfg.DataDir, "--band", h.URL(), "--band-key", h.OwnerKey(), "--log-level", "warn"}}
+	jamd := &child{t: t, log: logf, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", h.URL(), "--band-key", h.OwnerKey(), "--log-level", "warn"}}
 	client := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
 	defer client.Close()
 	ready := func() {
@@ -333,7 +339,7 @@ func TestCrash_sigkillHubAndDaemon(t *testing.T) {
 	defer jamdLog.Close()
 	key, err := owner.Credential().Key(ctx)
 	require.NoError(t, err)
-	jamd := &child{t: t, log: jamdLog, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", key, "--log-level", "info"}}
+	jamd := &child{t: t, log: jamdLog, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", key, "--log-level", "info"}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			logTail(t, hubLog.Name())

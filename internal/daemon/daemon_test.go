@@ -24,6 +24,7 @@ import (
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/daemon"
 	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/jamtest"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
@@ -88,7 +89,18 @@ func testConfig(t *testing.T) config.Config {
 	dir, err := os.MkdirTemp("", "jamd") // short: unix socket paths are limited
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return config.Config{DataDir: dir, LogLevel: "debug", LogFormat: "text", ShutdownTimeout: 20 * time.Second, Store: "sqlite", Band: config.BandEmbedded, HubAddr: "127.0.0.1:0"}
+	// The store is $JAM_TEST_STORE's (jamtest.TestStore): SQLite by
+	// default, a fresh PostgreSQL database with JAM_TEST_STORE=postgres.
+	return config.Config{DataDir: dir, LogLevel: "debug", LogFormat: "text", ShutdownTimeout: 20 * time.Second, Store: jamtest.TestStore(t), Band: config.BandEmbedded, HubAddr: "127.0.0.1:0"}
+}
+
+// sqliteOnly skips t when the daemons of this run use PostgreSQL: t
+// examines the SQLite file itself.
+func sqliteOnly(t *testing.T, cfg config.Config) {
+	t.Helper()
+	if cfg.Store != config.DefaultStore {
+		t.Skip("examines the SQLite file; this run's store is PostgreSQL")
+	}
 }
 
 func start(t *testing.T, cfg config.Config) *running {
@@ -122,6 +134,7 @@ func (r *running) stop() (error, time.Duration) {
 func TestRun_startStatusStop(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
 	cfg.HTTPAddr = "127.0.0.1:0"
 	r := start(t, cfg)
 	st := r.waitReady(t)

@@ -25,6 +25,7 @@ func TestOwned_envIsSealedAndReachesTheAgent(t *testing.T) {
 	t.Parallel()
 	secret, changed := "s3cret-"+rand.Text(), "ch4nged-"+rand.Text()
 	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
 	r := start(t, cfg)
 	owner := ownerClient(t, r.waitReady(t))
 	ctx := t.Context()

@@ -140,7 +140,7 @@ func TestFlood_idleConnectionsCannotHangStatus(t *testing.T) {
 	logf, err := os.Create(filepath.Join(t.TempDir(), "jamd.log"))
 	require.NoError(t, err)
 	defer logf.Close()
-	jamd := &child{t: t, log: logf, args: []string{"--data-dir", cfg.DataDir, "--band", "embedded",
+	jamd := &child{t: t, log: logf, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", "embedded",
 		"--http-addr", "127.0.0.1:0", "--hub-addr", "127.0.0.1:0", "--log-level", "warn"}}
 	jamd.start()
 	defer func() {

@@ -51,7 +51,7 @@ func newJamdRig(t *testing.T, calls *hubCalls) *orphanRig {
 	require.NoError(t, err)
 	t.Cleanup(func() { logf.Close() })
 	r := &orphanRig{t: t, cfg: cfg, dataDir: cfg.DataDir, owner: owner,
-		jamd:   &child{t: t, log: logf, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", h.OwnerKey(), "--log-level", "debug"}},
+		jamd:   &child{t: t, log: logf, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", h.OwnerKey(), "--log-level", "debug"}},
 		client: apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))}
 	t.Cleanup(func() { r.client.Close() })
 	t.Cleanup(func() {

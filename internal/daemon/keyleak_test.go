@@ -93,7 +93,9 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 
 	// The daemon, pointed at the hub, with the key in its environment (as
 	// a person would run it, and so not on its command line).
-	dataDir := testConfig(t).DataDir
+	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
+	dataDir := cfg.DataDir
 	logDir := t.TempDir()
 	stdout, err := os.Create(filepath.Join(logDir, "jamd.out"))
 	require.NoError(t, err)

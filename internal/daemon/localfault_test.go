@@ -63,6 +63,7 @@ func drainAll(t *testing.T, c *apiclient.Client, want []string) map[string][]str
 func TestLocalFault_corruptRecordsAreQuarantined(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
 	r := start(t, cfg)
 	st := r.waitReady(t)
 	ctx := t.Context()
@@ -229,6 +230,7 @@ func TestLocalFault_corruptRecordsAreQuarantined(t *testing.T) {
 func TestLocalFault_databaseRemovedWhileRunning(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
 	r := start(t, cfg)
 	st := r.waitReady(t)
 	require.Empty(t, st.Store.Error)

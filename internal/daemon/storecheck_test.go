@@ -21,6 +21,7 @@ import (
 func TestRun_storeCheckAtStart(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
+	sqliteOnly(t, cfg)
 	r := start(t, cfg)
 	r.waitReady(t)
 	ctx := t.Context()

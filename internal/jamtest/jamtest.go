@@ -43,6 +43,9 @@ type Options struct {
 	LogLevel string
 	// ReadyTimeout bounds the wait for the daemon to answer. Default 30s.
 	ReadyTimeout time.Duration
+	// Store is the daemon's store: "sqlite" (the default) or a
+	// postgres:// URL of an empty or jam database (see [TestStore]).
+	Store string
 	// ShutdownTimeout bounds the daemon's graceful stop. Default 30s, not
 	// jamd's 4s: benchmarks and tests share a loaded machine, where a
 	// graceful stop (draining the hub's HTTP requests) can take longer
@@ -88,8 +91,11 @@ func Start(ctx context.Context, o Options) (*Daemon, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
+	if o.Store == "" {
+		o.Store = config.DefaultStore
+	}
 	cfg := config.Config{DataDir: o.DataDir, LogLevel: o.LogLevel, LogFormat: config.DefaultLogFormat,
-		ShutdownTimeout: o.ShutdownTimeout, Store: config.DefaultStore, Band: config.BandEmbedded,
+		ShutdownTimeout: o.ShutdownTimeout, Store: o.Store, Band: config.BandEmbedded,
 		HubAddr: "127.0.0.1:0"}
 	if o.HTTP {
 		cfg.HTTPAddr = "127.0.0.1:0"
