@@ -37,12 +37,15 @@ func (e *Engine) Inbound(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	}
 	entry := store.SpoolEntry{WorkspaceID: ws, Peer: key, Room: room, MessageID: msgID, Sealed: e.cfg.Sealer.Seal(raw, aad(ws, key, msgID)), ReceivedAt: e.cfg.Now()}
 	_, appended, err := e.cfg.Spool.Push(ctx, entry)
-	// The disk refused the write: nothing was kept or acknowledged. Later
+	// The disk refused the write, or the store did not answer: nothing
+	// was kept or acknowledged. Later
 	// messages of the peer must not overtake this one, so Inbound holds
 	// the peer's feed here until there is room or ctx ends (Band then
 	// still holds the message, unacknowledged, and offers it again).
 	wait := min(e.cfg.RetryMin, 100*time.Millisecond)
-	for refusals := 0; errors.Is(err, jam.ErrStorageFull); refusals++ {
+	// A store that does not answer (a PostgreSQL server down or
+	// restarting) is held the same way: the write resumes when it does.
+	for refusals := 0; errors.Is(err, jam.ErrStorageFull) || errors.Is(err, jam.ErrUnavailable); refusals++ {
 		if refusals == 0 {
 			e.log.Warn("message not spooled; retrying until there is room", "peer", key, "room", room, "message", msgID, "err", err)
 			e.emit(Event{Kind: EventSpoolRefused, Workspace: ws, Peer: key, Room: room, MessageID: msgID, Err: err})
