@@ -27,12 +27,7 @@ func (d *daemon) openStore(ctx context.Context) (store.Store, error) {
 		if err != nil {
 			return nil, d.redactStoreErr(err)
 		}
-		st, ok := any(pg).(store.Store)
-		if !ok {
-			pg.Close()
-			return nil, fmt.Errorf("postgres store: this build does not implement every aggregate of the store yet; use sqlite")
-		}
-		return st, nil
+		return pg, nil
 	}
 	path := filepath.Join(d.cfg.DataDir, datadir.StoreFile)
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: d.log, Sealer: d.box})

@@ -115,7 +115,7 @@ func isConnErr(err error) bool {
 	return errors.As(err, &ce) || errors.As(err, &ne) || errors.As(err, &oe) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrDeadlineExceeded) ||
-		pgconn.Timeout(err) || isClosedPool(err)
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) || isClosedPool(err)
 }
 
 // isClosedPool reports pgxpool's error for a pool that was closed.

@@ -144,6 +144,28 @@ func TestMapErr(t *testing.T) {
 	require.ErrorIs(t, mapErr(pgx.ErrNoRows), pgx.ErrNoRows)
 }
 
+// TestMapErr_lostConnection ends a connection's backend from another
+// one, as a server crash or restart does: the statement that finds it gone
+// and every later one on that connection (pgconn's "conn closed") are
+// jam.ErrUnavailable, which callers retry, and never an answer to act on.
+func TestMapErr_lostConnection(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := t.Context()
+	c, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer c.Release()
+	var pid int
+	require.NoError(t, c.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+	_, err = s.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid)
+	require.NoError(t, err)
+	_, err = c.Exec(ctx, `SELECT 1`)
+	require.Error(t, err)
+	require.ErrorIs(t, mapErr(err), jam.ErrUnavailable, "the statement that finds the connection gone: %v", err)
+	_, err = c.Exec(ctx, `SELECT 1`)
+	require.Error(t, err)
+	require.ErrorIs(t, mapErr(err), jam.ErrUnavailable, "a statement on the closed connection: %v", err)
+}
+
 // TestInTx_retriesSerializationFailure has two REPEATABLE READ
 // transactions read one row and both write it: the server aborts the
 // second writer with a serialization failure, and inTx runs it again.
