@@ -131,6 +131,13 @@ func setup(t *testing.T, bind bool) *testBundle {
 // setupWith is setup with the engine's sealer wrapped by wrap, if set.
 func setupWith(t *testing.T, bind bool, wrap func(Sealer) Sealer) *testBundle {
 	t.Helper()
+	return setupFull(t, bind, wrap, nil)
+}
+
+// setupFull is setupWith with the engine's spool wrapped by wrapSpool, if
+// set.
+func setupFull(t *testing.T, bind bool, wrap func(Sealer) Sealer, wrapSpool func(Spool) Spool) *testBundle {
+	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "jam.db")})
@@ -162,7 +169,11 @@ func setupWith(t *testing.T, bind bool, wrap func(Sealer) Sealer) *testBundle {
 	if wrap != nil {
 		sealer = wrap(box)
 	}
-	eng, err := New(Config{Store: st, Spool: sp, Sealer: sealer, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond,
+	var engSpool Spool = sp
+	if wrapSpool != nil {
+		engSpool = wrapSpool(sp)
+	}
+	eng, err := New(Config{Store: st, Spool: engSpool, Sealer: sealer, Deliverer: b.del, Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond,
 		Events: func(ev Event) { b.events <- ev }})
 	require.NoError(t, err)
 	require.NoError(t, eng.AddPeer(ctx, PeerRuntime{WorkspaceID: ws.ID, Key: b.peer, AgentID: agentID, Handle: "owner/coder", OwnerUserID: ownerID, Agent: b.agent}))

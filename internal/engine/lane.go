@@ -45,7 +45,8 @@ func (e *Engine) Inbound(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	wait := min(e.cfg.RetryMin, 100*time.Millisecond)
 	// A store that does not answer (a PostgreSQL server down or
 	// restarting) is held the same way: the write resumes when it does.
-	for refusals := 0; errors.Is(err, jam.ErrStorageFull) || errors.Is(err, jam.ErrUnavailable); refusals++ {
+	refusals := 0
+	for ; errors.Is(err, jam.ErrStorageFull) || errors.Is(err, jam.ErrUnavailable); refusals++ {
 		if refusals == 0 {
 			e.log.Warn("message not spooled; retrying until there is room", "peer", key, "room", room, "message", msgID, "err", err)
 			e.emit(Event{Kind: EventSpoolRefused, Workspace: ws, Peer: key, Room: room, MessageID: msgID, Err: err})
@@ -65,6 +66,13 @@ func (e *Engine) Inbound(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 	}
 	if !appended {
 		e.emit(Event{Kind: EventDuplicate, Workspace: ws, Peer: key, Room: room, MessageID: msgID})
+		if refusals > 0 {
+			// A write the store did not answer may have committed
+			// (the connection died after the commit, before its
+			// reply): the retry then finds the message spooled by
+			// that write, and nothing else would wake its lane.
+			e.wakeLane(store.Lane{WorkspaceID: ws, Peer: key, Room: room})
+		}
 		return nil
 	}
 	e.emit(Event{Kind: EventSpooled, Workspace: ws, Peer: key, Room: room, MessageID: msgID})
