@@ -320,8 +320,25 @@ func (d *daemon) RoomMessages(ctx context.Context, room, account string, limit i
 		af.pin(ctx, id)
 	}
 	out := wire.RoomMessages{Room: string(id), Account: acct.Profile, Seq: v.Seq, Messages: make([]wire.RoomMessage, 0, len(v.Rows))}
+	ids := make([]jam.PlatformMessageID, 0, len(v.Rows))
 	for _, r := range v.Rows {
 		out.Messages = append(out.Messages, wireRoomMessage(r, string(acct.UserID), acct.Handle))
+		if !r.Local {
+			ids = append(ids, jam.PlatformMessageID(r.Message.ID))
+		}
+	}
+	links, err := d.store.ReplyLinks(ctx, d.workspace.ID, ids)
+	if err != nil {
+		return wire.RoomMessages{}, err
+	}
+	byID := make(map[string]store.ReplyLink, len(links))
+	for _, l := range links {
+		byID[strings.ToLower(string(l.MessageID))] = l
+	}
+	for i := range out.Messages {
+		if l, ok := byID[strings.ToLower(out.Messages[i].ID)]; ok {
+			out.Messages[i].ReplyTo, out.Messages[i].Turn = string(l.ReplyTo), string(l.Turn)
+		}
 	}
 	return out, nil
 }

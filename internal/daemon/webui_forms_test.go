@@ -314,7 +314,11 @@ func TestWebUI_replyLinks(t *testing.T) {
 	c := r.client
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{Command: demoAgentCommand(t), Permission: "allow", Sandbox: "local"}})
 	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Answers", Agents: []string{"demo"}})
+	coder, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "coder"})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "Answers", Agents: []string{"demo", "coder"}})
+	require.NoError(t, err)
+	_, err = c.Bind(ctx, wire.BindRequest{Agent: "coder", Room: room.ID})
 	require.NoError(t, err)
 	p.do(chromedp.Navigate(signInBase(t, r) + "#/rooms/" + room.ID))
 	p.waitFor("the room", `document.querySelector('#compose') !== null`)
@@ -346,6 +350,45 @@ func TestWebUI_replyLinks(t *testing.T) {
 	p.waitFor("the message's links", `document.querySelector(`+js(srcSel+` a[data-turn-link=`+js(turn.ID)+`]`)+`) !== null && document.querySelector(`+js(srcSel+` a[data-reply-link=`+js(reply)+`]`)+`) !== null`)
 	require.Equal(t, "Turn 1: succeeded", p.eval(`document.querySelector(`+js(srcSel+` a[data-turn-link]`)+`).textContent`))
 	p.atWidths("webui-reply-links")
+
+	// The page is open when an attached agent replies (jam reply): the
+	// reply links to the message it answers, which links back, though no
+	// turn ran. A later message of the same agent is no reply.
+	asked, err := c.RoomPost(ctx, room.ID, wire.RoomPostRequest{Text: "@" + coder.Handle + " is the build green?"})
+	require.NoError(t, err)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		require.True(t, time.Now().Before(deadline), "the message reached the attached agent within 60s")
+		inbox, err := c.WaitInbox(ctx, wire.WaitRequest{Agent: "coder", TimeoutMS: 5000})
+		require.NoError(t, err)
+		if len(inbox.Messages) > 0 {
+			require.Equal(t, asked.ID, inbox.Messages[0].ID)
+			break
+		}
+	}
+	answered, err := c.Reply(ctx, asked.ID, wire.ReplyRequest{Agent: "coder", Text: "green"})
+	require.NoError(t, err)
+	require.Len(t, answered.Posted, 1)
+	attachedReply := answered.Posted[0]
+	page, err = c.RoomMessages(ctx, room.ID, apiclient.RoomMessagesQuery{})
+	require.NoError(t, err)
+	for _, m := range page.Messages {
+		switch m.ID {
+		case attachedReply:
+			require.Equal(t, asked.ID, m.ReplyTo, "the attached agent's reply names the message it answers")
+			require.Empty(t, m.Turn)
+		case reply:
+			require.Equal(t, posted.ID, m.ReplyTo, "the owned agent's reply names the message it answers")
+			require.Equal(t, turn.ID, m.Turn)
+		default:
+			require.Empty(t, m.ReplyTo, "message %s %q is no reply", m.ID, m.Text)
+		}
+	}
+	aSel, askedSel := msgSelector(attachedReply), msgSelector(asked.ID)
+	p.waitFor("the attached agent's reply links", `document.querySelector(`+js(aSel+` a[data-reply-to=`+js(asked.ID)+`]`)+`) !== null && document.querySelector(`+js(askedSel+` a[data-reply-link=`+js(attachedReply)+`]`)+`) !== null`)
+	require.Contains(t, p.eval(`document.querySelector(`+js(aSel+` a.reply-to`)+`).textContent`), "In reply to you: “@"+coder.Handle+" is the build green?”")
+	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(aSel+` a[data-turn-link]`)+`).length)`))
+	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(msgSelector(asked.ID)+` a[data-reply-to]`)+`).length)`))
 
 	p.clickNow(replySel + ` a.reply-to`)
 	p.waitFor("the answered message shown", `(document.querySelector(`+js(srcSel)+`) || {classList: {contains: () => false}}).classList.contains('msg--focus')`)

@@ -111,6 +111,9 @@ type ReplyParams struct {
 	// (a harness keeps a bounded answer); a reply with any is posted
 	// with the note, and they are counted in it.
 	Omitted int
+	// Turn is the owned session's turn the reply answers for; recorded
+	// with the posted parts' links.
+	Turn jam.TurnID
 }
 
 // ReplyResult is what a reply posted.
@@ -204,6 +207,7 @@ func (e *Engine) Reply(ctx context.Context, rp ReplyParams) (ReplyResult, error)
 		}
 		res.Mentions[i] = m
 	}
+	intent.Turn = rp.Turn
 
 	postedNow := intent.State != store.ReplyPosted
 	if postedNow {

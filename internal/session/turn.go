@@ -189,7 +189,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if answer == "" || answer == noReply {
 		serr = m.cfg.Settler.Ack(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
 	} else {
-		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: answer, Omitted: ans.Omitted})
+		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: answer, Omitted: ans.Omitted, Turn: t.ID})
 	}
 	if serr != nil {
 		// The message stays queued: it is answered by a later turn.

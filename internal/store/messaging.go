@@ -176,6 +176,26 @@ type Replies interface {
 
 	// ReplyIntentGet returns the intent of a source message, if any.
 	ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (ReplyIntent, error)
+
+	// ReplyLinks returns the links of those of ids that are posted reply
+	// parts: which message each answers. ReplyIntentPut records a link for
+	// every posted id in the transaction that records the id; a link is
+	// never rewritten and outlives its intent (removing the peer deletes
+	// it). Ids that are no reply are left out.
+	ReplyLinks(ctx context.Context, ws jam.WorkspaceID, ids []jam.PlatformMessageID) ([]ReplyLink, error)
+}
+
+// ReplyLink says which message a posted reply part answers.
+type ReplyLink struct {
+	// MessageID is the posted part's Band id.
+	MessageID jam.PlatformMessageID
+	Peer      jam.PeerKey
+	Room      jam.RoomID
+	// ReplyTo is the source message the reply answers.
+	ReplyTo jam.PlatformMessageID
+	// Turn is the owned session's turn that produced the reply; "" for an
+	// attached agent's reply.
+	Turn jam.TurnID
 }
 
 // Retention prunes the messaging history.
@@ -407,4 +427,9 @@ type ReplyIntent struct {
 	State     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Turn is the owned session's turn that produced the reply ("" for an
+	// attached agent). It is not part of the intent: ReplyIntentPut writes
+	// it into the links of the ids it records, and ReplyIntentGet returns
+	// it empty.
+	Turn jam.TurnID
 }

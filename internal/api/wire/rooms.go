@@ -47,6 +47,14 @@ type RoomMessage struct {
 	// Local marks a system row jam synthesized (a join Band did not
 	// record); a platform row about the same participant replaces it.
 	Local bool `json:"local,omitempty"`
+	// ReplyTo is the id of the message this one answers, when it is an
+	// agent's posted reply (from the reply jam recorded as it posted it).
+	// A live room.message event may arrive before the reply is recorded,
+	// so it can lack ReplyTo; the message.replied event that follows the
+	// posting tells a client to read the room again.
+	ReplyTo string `json:"reply_to,omitempty"`
+	// Turn is the owned agent's turn that produced the reply.
+	Turn string `json:"turn,omitempty"`
 }
 
 // AgentDelivery is one agent's handling of a message.

@@ -20,6 +20,7 @@ const (
 	removeBindings   = `DELETE FROM bindings WHERE workspace_id = ? AND profile = ? AND scope = ?`
 	removeRetired    = `DELETE FROM retired_rooms WHERE workspace_id = ? AND profile = ? AND scope = ?`
 	removeIntents    = `DELETE FROM reply_intents WHERE workspace_id = ? AND profile = ? AND scope = ?`
+	removeLinks      = `DELETE FROM reply_links WHERE workspace_id = ? AND profile = ? AND scope = ?`
 	removeTemplate   = `DELETE FROM runtime_templates WHERE workspace_id = ? AND profile = ? AND scope = ?`
 	removePeer       = `DELETE FROM peers WHERE workspace_id = ? AND profile = ? AND scope = ?`
 
@@ -63,7 +64,7 @@ func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 		for _, step := range []struct {
 			q string
 			n *int
-		}{{removeSpool, nil}, {removeQueue, &out.Queued}, {removeBindings, &out.Bindings}, {removeRetired, nil}, {removeIntents, nil},
+		}{{removeSpool, nil}, {removeQueue, &out.Queued}, {removeBindings, &out.Bindings}, {removeRetired, nil}, {removeIntents, nil}, {removeLinks, nil},
 			{removeTemplate, &out.Templates}, {removePeer, nil}} {
 			if err := count(step.q, step.n); err != nil {
 				return err

@@ -19,7 +19,14 @@ const (
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
 	replyAdvance = `UPDATE reply_intents SET posted = ?, posted_ids = ?, state = ?, updated_at = ?
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND message_id = ?`
+	linkInsert = `INSERT INTO reply_links (workspace_id, message_id, profile, scope, room_id, reply_to, turn_id, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	linkSelect = `SELECT message_id, profile, scope, room_id, reply_to, turn_id FROM reply_links
+WHERE workspace_id = ? AND message_id IN (`
 )
+
+// maxLinkIDs bounds one ReplyLinks query's placeholders.
+const maxLinkIDs = 500
 
 // ReplyIntentPut implements [store.Messaging]. The first put records the
 // intent; later puts may only advance it: the room, the number of parts
@@ -42,7 +49,10 @@ func (s *Store) ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error {
 		if errors.Is(err, sql.ErrNoRows) {
 			_, err := tx.ExecContext(ctx, replyInsert, r.WorkspaceID, r.Peer.Profile, r.Peer.Scope, r.MessageID, r.Room,
 				r.Sealed, r.Parts, r.Posted, joinIDs(r.PostedIDs), r.State, r.CreatedAt.UnixMicro(), r.UpdatedAt.UnixMicro())
-			return err
+			if err != nil {
+				return err
+			}
+			return putLinks(ctx, tx, r, 0)
 		}
 		if err != nil {
 			return err
@@ -52,7 +62,10 @@ func (s *Store) ReplyIntentPut(ctx context.Context, r store.ReplyIntent) error {
 		}
 		_, err = tx.ExecContext(ctx, replyAdvance, r.Posted, joinIDs(r.PostedIDs), r.State, r.UpdatedAt.UnixMicro(),
 			r.WorkspaceID, r.Peer.Profile, r.Peer.Scope, r.MessageID)
-		return err
+		if err != nil {
+			return err
+		}
+		return putLinks(ctx, tx, r, old.Posted)
 	})
 	if err != nil {
 		return fmt.Errorf("reply intent put %s: %w", r.MessageID, err)
@@ -74,6 +87,57 @@ func (s *Store) ReplyIntentGet(ctx context.Context, ws jam.WorkspaceID, key jam.
 		return store.ReplyIntent{}, fmt.Errorf("reply intent get %s: %w", msg, err)
 	}
 	return r, nil
+}
+
+// putLinks records the links of r's posted ids from index from on; a link
+// already recorded stays as it is.
+func putLinks(ctx context.Context, tx *sql.Tx, r store.ReplyIntent, from int) error {
+	for _, id := range r.PostedIDs[from:] {
+		if _, err := tx.ExecContext(ctx, linkInsert, r.WorkspaceID, id, r.Peer.Profile, r.Peer.Scope, r.Room, r.MessageID,
+			r.Turn, r.UpdatedAt.UnixMicro()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReplyLinks implements [store.Messaging]. Malformed ids are skipped: they
+// cannot name a posted part.
+func (s *Store) ReplyLinks(ctx context.Context, ws jam.WorkspaceID, ids []jam.PlatformMessageID) ([]store.ReplyLink, error) {
+	if err := store.ValidateWorkspaceID(ws); err != nil {
+		return nil, fmt.Errorf("reply links: %w", err)
+	}
+	var keys []any
+	for _, id := range ids {
+		if c, err := jam.ParseUUID[jam.PlatformMessageID](string(id)); err == nil {
+			keys = append(keys, c)
+		}
+	}
+	var out []store.ReplyLink
+	for len(keys) > 0 {
+		n := min(len(keys), maxLinkIDs)
+		args := append([]any{ws}, keys[:n]...)
+		keys = keys[n:]
+		q := linkSelect + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) ORDER BY message_id`
+		rows, err := s.reader.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reply links: %w", err)
+		}
+		for rows.Next() {
+			var l store.ReplyLink
+			if err := rows.Scan(&l.MessageID, &l.Peer.Profile, &l.Peer.Scope, &l.Room, &l.ReplyTo, &l.Turn); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reply links: %w", err)
+			}
+			out = append(out, l)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reply links: %w", err)
+		}
+	}
+	return out, nil
 }
 
 func joinIDs(ids []jam.PlatformMessageID) string {

@@ -4,7 +4,7 @@
 import { h, timeEl, announce, initials, throttle } from './dom.js';
 import { get, post } from './api.js';
 import { feed } from './events.js';
-import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, isWorking, pendingFor, roomPath } from './state.js';
+import { state, on, me, loadRooms, loadAgents, deliveries, presenceOf, ownedStatus, isWorking, workingSince, pendingFor, roomPath } from './state.js';
 import { renderContent, plainContent, Completion } from './mention.js';
 import { renderMarkdown, measure, preview } from './markdown.js';
 import { describe } from './errors.js';
@@ -25,9 +25,6 @@ const STATUS_TEXT = {
 // button.
 const COLLAPSE_LINES = 24, COLLAPSE_CHARS = 2400;
 const PREVIEW_LINES = 12, PREVIEW_CHARS = 1200;
-// REPLY_GRACE_MS is how long after its turn ended an agent's message
-// still counts as the turn's reply.
-const REPLY_GRACE_MS = 10000;
 
 const byTime = (a, b) => {
   const x = Date.parse(a.inserted_at) || 0, y = Date.parse(b.inserted_at) || 0;
@@ -38,6 +35,7 @@ const byTime = (a, b) => {
 export function mountRoom(main, { id, focus = null }) {
   const room = { id, account: state.rooms.get(id)?.account || '' };
   const messages = new Map(); // id -> wire.RoomMessage
+  const arrivedAt = new Map(); // id -> when this page first saw it (ms)
   const nodes = new Map(); // id -> li
   let participants = [];
   let roomSeq = null; // the room sequence the timeline reflects
@@ -189,6 +187,7 @@ export function mountRoom(main, { id, focus = null }) {
     const old = messages.get(msg.id);
     if (old && !old.pending && msg.seq && old.seq && msg.seq < old.seq) return; // an older state
     const stick = nearBottom();
+    if (!arrivedAt.has(msg.id)) arrivedAt.set(msg.id, Date.now());
     messages.set(msg.id, msg);
     const li = renderMessage(msg);
     const prev = nodes.get(msg.id);
@@ -210,11 +209,12 @@ export function mountRoom(main, { id, focus = null }) {
       announce(`${senderName(msg)}: ${plainContent(msg.content || msg.text, names()).slice(0, 200)}`);
     }
     renderWorking();
-    if (!old && roomTurns.length && msg.sender_id !== selfId()) relink();
+    if (!old || old.reply_to !== msg.reply_to || old.turn !== msg.turn) relink();
   }
 
   function remove(msgId) {
     messages.delete(msgId);
+    arrivedAt.delete(msgId);
     nodes.get(msgId)?.remove();
     nodes.delete(msgId);
     emptyState();
@@ -245,10 +245,17 @@ export function mountRoom(main, { id, focus = null }) {
         presence = 'online';
         presenceText = 'you';
       } else if (agent) {
-        presence = presenceOf(state.presence.get(agent.peer) || agent.state);
-        presenceText = presence;
+        const socket = state.presence.get(agent.peer) || agent.state;
+        if (agent.runtime) {
+          const o = ownedStatus(socket, [...liveTurns.values()].filter((lt) => lt.agent === agent.peer).map((lt) => lt.state));
+          presence = o.presence;
+          presenceText = o.status;
+        } else {
+          presence = presenceOf(socket);
+          presenceText = presence;
+        }
       }
-      const working = isWorking(id, p.id);
+      const busy = working(p.id);
       const held = agent ? pendingFor(messages.values(), p.id) : 0;
       return h('li', { class: 'person', dataset: { participant: p.id, presence: presence || 'unknown' } },
         h('span', { class: isAgent ? 'avatar avatar--agent' : 'avatar', 'aria-hidden': 'true' }, initials(p.name || p.handle),
@@ -257,7 +264,7 @@ export function mountRoom(main, { id, focus = null }) {
           presenceText ? h('span', { class: 'presence-text', dataset: { presence } }, presenceText) : null),
         h('span', { class: 'meta' }, [p.handle ? `@${p.handle}` : '', isAgent ? (p.handle ? ' · agent' : 'agent') : ''].join('')),
         h('span', { class: 'doing' },
-          working ? h('span', { class: 'working', dataset: { working: 'true' } }, 'working') : held ? `${held} message${held === 1 ? '' : 's'} in hand` : ''));
+          busy ? h('span', { class: 'working', dataset: { working: 'true' } }, 'working') : held ? `${held} message${held === 1 ? '' : 's'} in hand` : ''));
     }));
     renderWorking();
   }
@@ -293,8 +300,21 @@ export function mountRoom(main, { id, focus = null }) {
     }
   });
 
+  // working reports whether a participant works in this room. Band keeps
+  // an agent's indicator on for a few seconds after it answered; once the
+  // agent posted a message after the indicator started, and holds no
+  // other message of the room, its work is done and shows so at once.
+  function working(pid) {
+    if (!isWorking(id, pid)) return false;
+    const since = workingSince(id, pid);
+    let answered = false;
+    for (const m of messages.values()) {
+      if (m.sender_id === pid && m.message_type === 'text' && (arrivedAt.get(m.id) || 0) >= since) answered = true;
+    }
+    return !answered || pendingFor(messages.values(), pid) > 0;
+  }
   function renderWorking() {
-    const who = participants.filter((p) => isWorking(id, p.id)).map((p) => `@${p.handle || p.name}`);
+    const who = participants.filter((p) => working(p.id)).map((p) => `@${p.handle || p.name}`);
     const text = who.length ? `${who.join(', ')} ${who.length === 1 ? 'is' : 'are'} working…` : '';
     if (workingEl.textContent !== text) workingEl.textContent = text;
   }
@@ -320,6 +340,7 @@ export function mountRoom(main, { id, focus = null }) {
       return h('span', { class: 'live-turn' }, h('a', { href: sessionHref(sid, lt.turn), dataset: { liveTurn: lt.turn } }, `Watch ${name}'s turn live`), ' ', cancel);
     });
     liveEl.replaceChildren(...links.flatMap((l, i) => (i ? [' · ', l] : [l])));
+    renderPeople();
   }
   async function loadLive() {
     try {
@@ -327,7 +348,7 @@ export function mountRoom(main, { id, focus = null }) {
       if (destroyed) return;
       liveTurns.clear();
       for (const s of ss) {
-        if (s.room === id && s.current_turn && ACTIVE.has(s.current_turn_state)) liveTurns.set(s.id, { agent: s.agent, turn: s.current_turn });
+        if (s.room === id && s.current_turn && ACTIVE.has(s.current_turn_state)) liveTurns.set(s.id, { agent: s.agent, turn: s.current_turn, state: s.current_turn_state });
       }
       renderLive();
       await loadTurnLinks(ss.filter((s) => s.room === id));
@@ -337,13 +358,13 @@ export function mountRoom(main, { id, focus = null }) {
   }
 
   // Replies and turns. An owned agent's turn names the message it
-  // answers; its reply is the agent's first message in the room posted
-  // while the turn ran (or just after it ended). turnOf maps a source
-  // message to its latest turn; replyOf maps a reply to its source and
-  // turn.
+  // answers; a posted reply (an owned or an attached agent's) names the
+  // message it answers in reply_to, and an owned agent's also its turn,
+  // from what jam recorded as it posted the reply. turnOf maps a source
+  // message to its latest turn; turnById maps a turn id to its turn.
   let roomTurns = []; // [{turn, session, agentId}]
   const turnOf = new Map();
-  const replyOf = new Map();
+  const turnById = new Map();
   async function loadTurnLinks(sessions) {
     const lists = await Promise.all(sessions.map(async (s) => {
       const res = await get(`/v1/sessions/${encodeURIComponent(s.id)}/turns`).catch(() => null);
@@ -356,58 +377,49 @@ export function mountRoom(main, { id, focus = null }) {
   }
   const reloadTurnLinks = throttle(() => loadLive(), 400);
   const relink = throttle(() => { if (!destroyed) linkReplies(); }, 200);
-  const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyOf.get(m)?.turn.id]);
+  // replyTo returns the first reply to a message, oldest first.
+  function replyTo(msgId) {
+    let best = null;
+    for (const m of messages.values()) if (m.reply_to === msgId && (!best || byTime(m, best) < 0)) best = m;
+    return best;
+  }
+  const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyTo(m)?.id, turnById.get(messages.get(m)?.turn)?.turn.seq]);
+  let linkKeys = new Map();
   function linkReplies() {
-    const before = new Map([...messages.keys()].map((m) => [m, linkKey(m)]));
     turnOf.clear();
-    replyOf.clear();
-    const claimed = new Set();
+    turnById.clear();
     const sorted = roomTurns.filter((x) => x.turn.message).sort((a, b) => (a.turn.started_at || a.turn.created_at || '').localeCompare(b.turn.started_at || b.turn.created_at || ''));
-    for (const x of sorted) {
-      turnOf.set(x.turn.message, x);
-      const from = Date.parse(x.turn.started_at || x.turn.created_at || '');
-      if (Number.isNaN(from) || !x.agentId || x.turn.state !== 'succeeded') continue;
-      const to = x.turn.ended_at ? Date.parse(x.turn.ended_at) + REPLY_GRACE_MS : Infinity;
-      let best = null;
-      for (const m of messages.values()) {
-        if (m.sender_id !== x.agentId || m.message_type !== 'text' || claimed.has(m.id) || m.id === x.turn.message) continue;
-        const at = Date.parse(m.inserted_at);
-        if (at < from - 1000 || at > to) continue;
-        if (!best || byTime(m, best) < 0) best = m;
-      }
-      if (best) {
-        claimed.add(best.id);
-        replyOf.set(best.id, x);
-      }
-    }
-    for (const [m, k] of before) if (linkKey(m) !== k) rerender(m);
+    for (const x of sorted) turnOf.set(x.turn.message, x);
+    for (const x of roomTurns) turnById.set(x.turn.id, x);
+    const next = new Map([...messages.keys()].map((m) => [m, linkKey(m)]));
+    for (const [m, k] of next) if (linkKeys.has(m) && linkKeys.get(m) !== k) rerender(m);
+    linkKeys = next;
   }
 
-  // links renders a message's links: the turn that answers it, or the
-  // message it answers and its turn.
+  // links renders a message's links: the message it answers and its turn,
+  // or the turn that answers it and the reply.
   function links(msg) {
     const out = [];
-    const r = replyOf.get(msg.id);
-    if (r) {
-      const src = messages.get(r.turn.message);
+    if (msg.reply_to) {
+      const src = messages.get(msg.reply_to);
       const who = src ? (src.sender_id === selfId() ? 'you' : senderName(src)) : '';
       const snippet = src ? plainContent(src.content || src.text, names()).replace(/\s+/g, ' ').slice(0, 60) : '';
-      out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(r.turn.message)}`, class: 'reply-to', dataset: { replyTo: r.turn.message }, title: snippet || null },
+      out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(msg.reply_to)}`, class: 'reply-to', dataset: { replyTo: msg.reply_to }, title: snippet || null },
         h('span', { 'aria-hidden': 'true' }, '↪ '), who ? `In reply to ${who}` : 'In reply to a message', snippet ? `: “${snippet}${snippet.length >= 60 ? '…' : ''}”` : ''));
-      out.push(h('a', { href: sessionHref(r.session, r.turn.id), dataset: { turnLink: r.turn.id } }, `Turn ${r.turn.seq}`));
+      const t = msg.turn && turnById.get(msg.turn);
+      if (t) out.push(h('a', { href: sessionHref(t.session, t.turn.id), dataset: { turnLink: t.turn.id } }, `Turn ${t.turn.seq}`));
+      return h('p', { class: 'msg-links' }, out);
     }
-    const t = !r && turnOf.get(msg.id);
-    if (t) {
-      const reply = [...replyOf.entries()].find(([, v]) => v.turn.id === t.turn.id);
-      out.push(h('a', { href: sessionHref(t.session, t.turn.id), dataset: { turnLink: t.turn.id } }, `Turn ${t.turn.seq}: ${t.turn.state}`));
-      if (reply) out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(reply[0])}`, dataset: { replyLink: reply[0] } }, 'See the reply'));
-    }
+    const t = turnOf.get(msg.id);
+    if (t) out.push(h('a', { href: sessionHref(t.session, t.turn.id), dataset: { turnLink: t.turn.id } }, `Turn ${t.turn.seq}: ${t.turn.state}`));
+    const reply = replyTo(msg.id);
+    if (reply) out.push(h('a', { href: `#/rooms/${encodeURIComponent(id)}/messages/${encodeURIComponent(reply.id)}`, dataset: { replyLink: reply.id } }, 'See the reply'));
     return out.length ? h('p', { class: 'msg-links' }, out) : null;
   }
   function applyTurnEvent(ev) {
     const d = ev.data || {};
     if (!d.session || ev.kind === 'turn.update') return;
-    if (ACTIVE.has(d.state)) liveTurns.set(d.session, { agent: ev.peer, turn: d.turn });
+    if (ACTIVE.has(d.state)) liveTurns.set(d.session, { agent: ev.peer, turn: d.turn, state: d.state });
     else if (liveTurns.get(d.session)?.turn === d.turn) liveTurns.delete(d.session);
     renderLive();
   }
@@ -518,6 +530,9 @@ export function mountRoom(main, { id, focus = null }) {
     feed.on('event', (ev) => {
       if (ev.room !== id) return;
       if (ev.kind === 'room.message') applyRoomEvent(ev);
+      // A reply's link is recorded as it is posted, which can be after
+      // its room.message event: read the room again for it.
+      else if (ev.kind === 'message.replied') reload();
       else if (ev.kind.startsWith('turn.')) {
         applyTurnEvent(ev);
         if (ev.kind !== 'turn.update') reloadTurnLinks();

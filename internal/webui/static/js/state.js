@@ -107,6 +107,22 @@ export function presenceOf(socketState) {
   }
 }
 
+// ownedStatus says what an owned agent is doing, from its socket's state
+// and the states of its sessions' current turns: running (a turn runs),
+// starting (a turn's process is being prepared, or the socket connects),
+// idle (up with nothing to do) or stopped (not connected: jam cannot
+// hand it anything). presence is the matching chip colour.
+export function ownedStatus(socketState, turnStates) {
+  let status;
+  if (socketState === 'connecting' || socketState === 'reconnecting') status = 'starting';
+  else if (socketState !== 'up') status = 'stopped';
+  else if (turnStates.some((s) => s === 'running' || s === 'cancelling')) status = 'running';
+  else if (turnStates.includes('preparing')) status = 'starting';
+  else status = 'idle';
+  const presence = { running: 'online', idle: 'online', starting: 'connecting', stopped: 'offline' }[status];
+  return { status, presence };
+}
+
 // Delivery of a message to an agent, from the two sources: the message's
 // per-recipient status on Band, and the daemon's pipeline events. The
 // steps, in order: queued (jam holds it), delivered (handed to the agent's
@@ -228,13 +244,28 @@ function applyActivity(room, data) {
   if (!id) return;
   let set = state.activity.get(room);
   if (!set) state.activity.set(room, (set = new Set()));
-  if (data.working) set.add(id);
-  else set.delete(id);
+  if (data.working) {
+    if (!set.has(id)) activitySince.set(`${room} ${id}`, Date.now());
+    set.add(id);
+  } else {
+    set.delete(id);
+    activitySince.delete(`${room} ${id}`);
+  }
   emit('activity', room);
 }
 
+// activitySince: "room participant" -> when this page learnt that the
+// indicator started (ms, the page's clock).
+const activitySince = new Map();
+
 export function isWorking(room, participantId) {
   return !!state.activity.get(room)?.has(participantId);
+}
+
+// workingSince returns when this page learnt that a participant's working
+// indicator in a room started (0 when it knew it from a snapshot).
+export function workingSince(room, participantId) {
+  return activitySince.get(`${room} ${participantId}`) || 0;
 }
 
 // pendingFor counts an agent's messages in a room that it holds but has
