@@ -13,9 +13,17 @@ import (
 	"github.com/jamhq/jam/internal/worktree"
 )
 
+// wireRuntimeStatus renders a template's status. A template no process
+// has run yet (effective generation 0) has nothing pending: its first
+// process starts with the desired configuration, whatever changed since
+// it was created.
 func wireRuntimeStatus(t store.Template) *wire.AgentRuntimeStatus {
+	pending := t.PendingChange
+	if t.EffectiveGeneration == 0 {
+		pending = ""
+	}
 	return &wire.AgentRuntimeStatus{Template: string(t.ID), Desired: wireRuntime(t.Desired), DesiredGeneration: t.DesiredGeneration,
-		Effective: wireRuntime(t.Effective), EffectiveGeneration: t.EffectiveGeneration, PendingChange: t.PendingChange}
+		Effective: wireRuntime(t.Effective), EffectiveGeneration: t.EffectiveGeneration, PendingChange: pending}
 }
 
 // Sessions implements api.Runtime.

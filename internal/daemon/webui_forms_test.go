@@ -146,6 +146,11 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	require.NotNil(t, runner.Runtime)
 	require.Equal(t, []string{script}, runner.Runtime.Desired.Command)
 	require.Equal(t, "small", runner.Runtime.Desired.Model)
+	// An owned agent shows what it does, not its socket's state; one that
+	// never ran has no settings pending, even after a change.
+	runnerRow := `tr[data-peer="local/runner"]`
+	p.waitFor("runner's status", `document.querySelector(`+js(runnerRow+` .chip[data-owned]`)+`) !== null`)
+	require.Contains(t, []string{"idle", "starting", "stopped"}, p.eval(`document.querySelector(`+js(runnerRow+` .chip[data-owned]`)+`).textContent`))
 
 	// The same name again: refused in words.
 	open()
@@ -172,6 +177,9 @@ func TestWebUI_addAgentAndSettings(t *testing.T) {
 	require.Equal(t, "large", runner.Runtime.Desired.Model)
 	require.Equal(t, "reject", runner.Runtime.Desired.Permission)
 	require.Equal(t, []string{script}, runner.Runtime.Desired.Command, "an unchanged field is not sent")
+	require.Empty(t, runner.Runtime.PendingChange, "no process of runner ran: nothing is pending")
+	p.waitFor("runner's new settings shown", `(document.querySelector(`+js(runnerRow+` .runtime`)+`) || {textContent: ''}).textContent.includes('model large')`)
+	require.NotContains(t, p.eval(`document.querySelector(`+js(runnerRow+` .runtime`)+`).textContent`), "next starts", "nothing ran: no change is pending")
 	require.NotContains(t, p.eval(`document.querySelector('table tbody').textContent`), "null", "no stray text between rows")
 	p.atWidths("webui-agent-settings")
 
@@ -388,6 +396,17 @@ func TestWebUI_replyLinks(t *testing.T) {
 	p.waitFor("the attached agent's reply links", `document.querySelector(`+js(aSel+` a[data-reply-to=`+js(asked.ID)+`]`)+`) !== null && document.querySelector(`+js(askedSel+` a[data-reply-link=`+js(attachedReply)+`]`)+`) !== null`)
 	require.Contains(t, p.eval(`document.querySelector(`+js(aSel+` a.reply-to`)+`).textContent`), "In reply to you: “@"+coder.Handle+" is the build green?”")
 	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(aSel+` a[data-turn-link]`)+`).length)`))
+	// The reply has arrived and the agent holds nothing else: it is not
+	// working any more, though Band's indicator lingers after a settle.
+	require.NotContains(t, p.eval(`document.querySelector('.status-line').textContent`), "@"+coder.Handle, "the reply arrived: no longer working")
+
+	// In the people list the owned agent says what it does (idle: its
+	// turn ended), the attached one its socket's state.
+	person := func(id string) string {
+		return `(document.querySelector(` + js(`.person[data-participant=`+js(id)+`] .presence-text`) + `) || {}).textContent`
+	}
+	p.waitFor("the owned agent idle", person(agent.AgentID)+` === 'idle'`)
+	require.Equal(t, "online", p.eval(person(coder.AgentID)))
 	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(msgSelector(asked.ID)+` a[data-reply-to]`)+`).length)`))
 
 	p.clickNow(replySel + ` a.reply-to`)

@@ -6,7 +6,7 @@ import { h, timeEl, throttle, announce } from './dom.js';
 import { get, post, enc } from './api.js';
 import { describe } from './errors.js';
 import { feed } from './events.js';
-import { state, on, loadAgents, loadRooms, roomTitle, presenceOf } from './state.js';
+import { state, on, loadAgents, loadRooms, roomTitle, presenceOf, ownedStatus } from './state.js';
 import { renderContent } from './mention.js';
 import { loadSessions, ACTIVE } from './sessions.js';
 import { loadUsage, sumLine } from './usage.js';
@@ -19,6 +19,13 @@ const num = (label, n) => h('td', { 'data-label': label, class: n ? 'num' : 'num
 function presenceChip(socketState) {
   const p = presenceOf(socketState);
   return h('span', { class: 'chip', dataset: { status: p } }, socketState ? `${p} (${socketState})` : p);
+}
+
+// ownedChip shows what an owned agent does (running, starting, idle,
+// stopped) rather than its socket's state, which jam keeps up anyway.
+function ownedChip(socketState, turnStates) {
+  const o = ownedStatus(socketState, turnStates);
+  return h('span', { class: 'chip', dataset: { status: o.presence, owned: o.status } }, o.status);
 }
 
 export function mountAgents(main) {
@@ -76,7 +83,8 @@ export function mountAgents(main) {
         cell('Socket', a.health === 'degraded'
           ? h('span', null, h('span', { class: 'chip', dataset: { status: 'degraded' } }, 'degraded'),
             h('div', { class: 'sub reason' }, a.health_reason || ''))
-          : presenceChip(state.presence.get(a.peer) || a.state)),
+          : a.runtime ? ownedChip(state.presence.get(a.peer) || a.state, sessionCount.get(a.peer)?.turns || [])
+            : presenceChip(state.presence.get(a.peer) || a.state)),
         num('Queued', a.queued || 0),
         num('Unrouted', a.unrouted || 0),
         cell('Usage', h('span', { class: usage.has(a.peer) ? 'usage' : 'usage sub', dataset: { usage: a.peer } }, usage.has(a.peer) ? sumLine(usage.get(a.peer)) : 'no turns yet')),
@@ -117,9 +125,10 @@ export function mountAgents(main) {
       usage = byAgent;
       sessionCount = new Map();
       for (const s of sessions) {
-        const c = sessionCount.get(s.agent) || { n: 0, working: 0 };
+        const c = sessionCount.get(s.agent) || { n: 0, working: 0, turns: [] };
         c.n++;
         if (ACTIVE.has(s.current_turn_state)) c.working++;
+        if (s.current_turn_state) c.turns.push(s.current_turn_state);
         sessionCount.set(s.agent, c);
       }
       err.replaceChildren();
