@@ -14,6 +14,24 @@ import (
 func retentionCases(t *testing.T, open func(t *testing.T) store.Store) {
 	setup := func(t *testing.T) *msgBundle { t.Helper(); return setupMessaging(t, open) }
 
+	t.Run("RetentionPrune_keepsReplyLinks", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		row := b.queue(t, b.ws, b.peer.Key, newUUID[jam.RoomID]())
+		posted := newUUID[jam.PlatformMessageID]()
+		require.NoError(t, b.st.ReplyIntentPut(ctx, store.ReplyIntent{WorkspaceID: b.ws, Peer: b.peer.Key, Room: row.Room, MessageID: row.MessageID,
+			Sealed: []byte("r"), Parts: 1, Posted: 1, PostedIDs: []jam.PlatformMessageID{posted}, State: store.ReplyPosted, CreatedAt: epoch}))
+		require.NoError(t, b.st.QueueSettle(ctx, b.ws, b.peer.Key, row.MessageID, epoch))
+		n, err := b.st.RetentionPrune(ctx, epoch.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, 1, n.Intents, "the settled message's intent is pruned")
+		links, err := b.st.ReplyLinks(ctx, b.ws, []jam.PlatformMessageID{posted})
+		require.NoError(t, err)
+		require.Len(t, links, 1, "its reply's link stays: the room still shows the reply")
+		require.Equal(t, row.MessageID, links[0].ReplyTo)
+	})
+
 	t.Run("RetentionPrune", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
