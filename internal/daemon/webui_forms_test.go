@@ -356,7 +356,7 @@ func TestWebUI_replyLinks(t *testing.T) {
 	require.Contains(t, p.eval(`document.querySelector(`+js(replySel+` a.reply-to`)+`).textContent`), "In reply to you: “@"+agent.Handle+" what is in the plan?”")
 	require.Equal(t, "#/sessions/"+ss[0].ID+"/turns/"+turn.ID, p.eval(`document.querySelector(`+js(replySel+` a[data-turn-link]`)+`).getAttribute('href')`))
 	p.waitFor("the message's links", `document.querySelector(`+js(srcSel+` a[data-turn-link=`+js(turn.ID)+`]`)+`) !== null && document.querySelector(`+js(srcSel+` a[data-reply-link=`+js(reply)+`]`)+`) !== null`)
-	require.Equal(t, "Turn 1: succeeded", p.eval(`document.querySelector(`+js(srcSel+` a[data-turn-link]`)+`).textContent`))
+	p.waitFor("the turn's state", `document.querySelector(`+js(srcSel+` a[data-turn-link]`)+`).textContent === 'Turn 1: succeeded'`)
 	p.atWidths("webui-reply-links")
 
 	// The page is open when an attached agent replies (jam reply): the

@@ -215,6 +215,7 @@ export function mountRoom(main, { id, focus = null }) {
   function remove(msgId) {
     messages.delete(msgId);
     arrivedAt.delete(msgId);
+    linkKeys.delete(msgId);
     nodes.get(msgId)?.remove();
     nodes.delete(msgId);
     emptyState();
@@ -384,21 +385,21 @@ export function mountRoom(main, { id, focus = null }) {
     return best;
   }
   const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyTo(m)?.id, turnById.get(messages.get(m)?.turn)?.turn.seq]);
-  let linkKeys = new Map();
+  // linkKeys: message id -> the linkKey its node was drawn with.
+  const linkKeys = new Map();
   function linkReplies() {
     turnOf.clear();
     turnById.clear();
     const sorted = roomTurns.filter((x) => x.turn.message).sort((a, b) => (a.turn.started_at || a.turn.created_at || '').localeCompare(b.turn.started_at || b.turn.created_at || ''));
     for (const x of sorted) turnOf.set(x.turn.message, x);
     for (const x of roomTurns) turnById.set(x.turn.id, x);
-    const next = new Map([...messages.keys()].map((m) => [m, linkKey(m)]));
-    for (const [m, k] of next) if (linkKeys.has(m) && linkKeys.get(m) !== k) rerender(m);
-    linkKeys = next;
+    for (const m of [...messages.keys()]) if (nodes.has(m) && linkKeys.get(m) !== linkKey(m)) rerender(m);
   }
 
   // links renders a message's links: the message it answers and its turn,
   // or the turn that answers it and the reply.
   function links(msg) {
+    linkKeys.set(msg.id, linkKey(msg.id));
     const out = [];
     if (msg.reply_to) {
       const src = messages.get(msg.reply_to);
