@@ -21,6 +21,7 @@ const (
 	removeBindings   = `DELETE FROM bindings WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
 	removeRetired    = `DELETE FROM retired_rooms WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
 	removeIntents    = `DELETE FROM reply_intents WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
+	removeLinks      = `DELETE FROM reply_links WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
 	removeTemplate   = `DELETE FROM runtime_templates WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
 	removePeer       = `DELETE FROM peers WHERE workspace_id = $1 AND profile = $2 AND scope = $3`
 
@@ -56,7 +57,7 @@ func (s *Store) PeerRemove(ctx context.Context, ws jam.WorkspaceID, key jam.Peer
 		for _, step := range []struct {
 			q string
 			n *int
-		}{{removeSpool, nil}, {removeQueue, &out.Queued}, {removeBindings, &out.Bindings}, {removeRetired, nil}, {removeIntents, nil},
+		}{{removeSpool, nil}, {removeQueue, &out.Queued}, {removeBindings, &out.Bindings}, {removeRetired, nil}, {removeIntents, nil}, {removeLinks, nil},
 			{removeTemplate, &out.Templates}, {removePeer, nil}} {
 			c, err := rowsAffected(ctx, tx, step.q, args...)
 			if err != nil {

@@ -1,4 +1,4 @@
--- 0017_reply_links: which message each posted reply answers. The engine
+-- 0018_reply_links: which message each posted reply answers. The engine
 -- writes one row per posted part, after Band accepted it: message_id is
 -- the posted part's Band id, reply_to the source message it answers, and
 -- turn_id the owned session's turn that produced it ('' for an attached
