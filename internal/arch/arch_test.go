@@ -45,6 +45,7 @@ var layers = map[string]layer{
 	"internal/band/phoenix":        mechanism,
 	"internal/band/protocol":       mechanism,
 	"internal/band/bandtest":       mechanism,
+	"internal/openapicheck":        mechanism,
 	"internal/harness":             mechanism,
 	"internal/harness/harnesstest": mechanism,
 	"internal/harness/jsonrpc":     mechanism,
