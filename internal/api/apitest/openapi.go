@@ -3,199 +3,63 @@ package apitest
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"mime"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
-	"unicode/utf8"
+
+	"github.com/jamhq/jam/internal/openapicheck"
 )
 
 // OpenAPI is the control API's OpenAPI document, reduced to what response
 // validation needs, with the record of what it validated and of the
 // responses that did not match. It is safe for concurrent use.
 type OpenAPI struct {
-	schemas map[string]any
-	ops     []operation
+	doc *openapicheck.Document
 
 	mu         sync.Mutex
 	validated  map[string]map[string]int // operation → status → responses
 	violations []string
 }
 
-// operation is one method and path template of the document.
-type operation struct {
-	id        string // "GET /v1/turns/{turn}"
-	method    string
-	segments  []string // "" marks a {parameter}
-	literals  int
-	responses map[string]any
-}
-
-const schemaPrefix = "#/components/schemas/"
+const schemaPrefix = openapicheck.SchemaPrefix
 
 // LoadOpenAPI parses an OpenAPI 3.1 document and resolves every $ref in
 // it, so a broken document fails loudly rather than validating nothing.
 func LoadOpenAPI(doc []byte) (*OpenAPI, error) {
-	v, err := decodeJSON(doc)
+	d, err := openapicheck.Parse(doc)
 	if err != nil {
-		return nil, fmt.Errorf("parse openapi document: %w", err)
+		return nil, fmt.Errorf("openapi document: %w", err)
 	}
-	root, _ := v.(map[string]any)
-	if ver, _ := root["openapi"].(string); !strings.HasPrefix(ver, "3.1") {
+	if ver := d.Version(); !strings.HasPrefix(ver, "3.1") {
 		return nil, fmt.Errorf("openapi document: version %q, want 3.1.x", ver)
 	}
-	components, _ := root["components"].(map[string]any)
-	schemas, _ := components["schemas"].(map[string]any)
-	paths, _ := root["paths"].(map[string]any)
-	if len(paths) == 0 {
+	ops := d.Operations()
+	if len(ops) == 0 {
 		return nil, errors.New("openapi document has no paths")
 	}
-	o := &OpenAPI{schemas: schemas, validated: map[string]map[string]int{}}
-	for tmpl, v := range paths {
-		item, _ := v.(map[string]any)
-		for method, v := range item {
-			op, ok := v.(map[string]any)
-			if !ok {
-				continue
-			}
-			switch method {
-			case "get", "put", "post", "delete", "patch", "head", "options":
-			default:
-				continue
-			}
-			resp, _ := op["responses"].(map[string]any)
-			if len(resp) == 0 {
-				return nil, fmt.Errorf("openapi document: %s %s declares no responses", strings.ToUpper(method), tmpl)
-			}
-			o.ops = append(o.ops, newOperation(strings.ToUpper(method), tmpl, resp))
+	for _, op := range ops {
+		if len(op.Responses) == 0 {
+			return nil, fmt.Errorf("openapi document: %s declares no responses", op)
 		}
 	}
-	sort.Slice(o.ops, func(i, j int) bool { return o.ops[i].id < o.ops[j].id })
-	var bad []string
-	walkRefs(root, func(ref string) {
-		if _, err := o.resolve(ref); err != nil {
-			bad = append(bad, err.Error())
-		}
-	})
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return nil, fmt.Errorf("openapi document has unresolvable $refs: %s", strings.Join(bad, "; "))
-	}
-	return o, nil
+	return &OpenAPI{doc: d, validated: map[string]map[string]int{}}, nil
 }
 
 // Operations lists the document's operations as "METHOD /path/{param}",
 // sorted.
 func (o *OpenAPI) Operations() []string {
-	out := make([]string, len(o.ops))
-	for i, op := range o.ops {
-		out[i] = op.id
+	ops := o.doc.Operations()
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.String()
 	}
 	return out
-}
-
-func newOperation(method, tmpl string, responses map[string]any) operation {
-	op := operation{id: method + " " + tmpl, method: method, responses: responses}
-	for _, seg := range strings.Split(strings.Trim(tmpl, "/"), "/") {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			seg = ""
-		} else {
-			op.literals++
-		}
-		op.segments = append(op.segments, seg)
-	}
-	return op
-}
-
-func walkRefs(v any, fn func(string)) {
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok {
-			fn(ref)
-		}
-		for _, c := range x {
-			walkRefs(c, fn)
-		}
-	case []any:
-		for _, c := range x {
-			walkRefs(c, fn)
-		}
-	}
-}
-
-// decodeJSON decodes with numbers kept exact, so "integer" can be checked.
-func decodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	return v, nil
-}
-
-func (o *OpenAPI) resolve(ref string) (any, error) {
-	name, ok := strings.CutPrefix(ref, schemaPrefix)
-	if !ok {
-		return nil, fmt.Errorf("$ref %q is outside %s", ref, schemaPrefix)
-	}
-	if s, ok := o.schemas[name]; ok {
-		return s, nil
-	}
-	return nil, fmt.Errorf("$ref %q names no schema", ref)
-}
-
-// find returns the operation for a request path (query ignored), preferring
-// the template with the most literal segments.
-func (o *OpenAPI) find(method, path string) *operation {
-	path, _, _ = strings.Cut(path, "?")
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	var best *operation
-	for i := range o.ops {
-		op := &o.ops[i]
-		if op.method != method || len(op.segments) != len(segs) {
-			continue
-		}
-		match := true
-		for j, s := range op.segments {
-			if s != "" && s != segs[j] || s == "" && segs[j] == "" {
-				match = false
-				break
-			}
-		}
-		if match && (best == nil || op.literals > best.literals) {
-			best = op
-		}
-	}
-	return best
-}
-
-// response returns what the document declares for a status: the exact
-// code, else the 4XX-style range, else default. ok is false when it
-// declares nothing that covers the status.
-func (op *operation) response(status int) (content map[string]any, key string, ok bool) {
-	code := strconv.Itoa(status)
-	for _, key := range []string{code, code[:1] + "XX", "default"} {
-		r, ok := op.responses[key].(map[string]any)
-		if !ok {
-			continue
-		}
-		content, _ := r["content"].(map[string]any)
-		return content, key, true
-	}
-	return nil, "", false
 }
 
 // Response is one answer of the API, as the client received it.
@@ -232,7 +96,7 @@ func (o *OpenAPI) Check(r Response) []string {
 	if r.Status >= 300 && r.Status < 400 && len(r.Body) == 0 {
 		return nil // ServeMux's path-cleaning redirect
 	}
-	op := o.find(r.Method, r.Path)
+	op := o.doc.Find(r.Method, r.Path)
 	if op == nil {
 		if r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed || r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
 			// No such route (or refused before routing): the error envelope.
@@ -240,20 +104,20 @@ func (o *OpenAPI) Check(r Response) []string {
 		}
 		return []string{fmt.Sprintf("%s %s matches no operation of the document: %s", r.Method, r.Path, r)}
 	}
-	content, key, ok := op.response(r.Status)
+	content, key, ok := op.Response(r.Status)
 	if !ok {
-		return []string{fmt.Sprintf("%s: status %d is not declared: %s", op.id, r.Status, r)}
+		return []string{fmt.Sprintf("%s: status %d is not declared: %s", op.String(), r.Status, r)}
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if len(content) == 0 {
 		if len(r.Body) > 0 {
-			return []string{fmt.Sprintf("%s %s: declared without a body, got %q: %s", op.id, key, mt, r)}
+			return []string{fmt.Sprintf("%s %s: declared without a body, got %q: %s", op.String(), key, mt, r)}
 		}
-		o.record(op.id, r.Status)
+		o.record(op.String(), r.Status)
 		return nil
 	}
 	if err != nil {
-		return []string{fmt.Sprintf("%s %d: Content-Type %q: %v: %s", op.id, r.Status, r.Header.Get("Content-Type"), err, r)}
+		return []string{fmt.Sprintf("%s %d: Content-Type %q: %v: %s", op.String(), r.Status, r.Header.Get("Content-Type"), err, r)}
 	}
 	media, ok := content[mt].(map[string]any)
 	if !ok {
@@ -262,16 +126,16 @@ func (o *OpenAPI) Check(r Response) []string {
 			have = append(have, k)
 		}
 		sort.Strings(have)
-		return []string{fmt.Sprintf("%s %d: Content-Type %s is not declared (declared: %s): %s", op.id, r.Status, mt, strings.Join(have, ", "), r)}
+		return []string{fmt.Sprintf("%s %d: Content-Type %s is not declared (declared: %s): %s", op.String(), r.Status, mt, strings.Join(have, ", "), r)}
 	}
 	schema, ok := media["schema"]
 	if !ok {
-		o.record(op.id, r.Status)
+		o.record(op.String(), r.Status)
 		return nil // a body the document does not describe (text/plain)
 	}
-	errs := o.checkBody(op.id, r, schema, mt)
+	errs := o.checkBody(op.String(), r, schema, mt)
 	if len(errs) == 0 {
-		o.record(op.id, r.Status)
+		o.record(op.String(), r.Status)
 	}
 	return errs
 }
@@ -301,7 +165,7 @@ func (o *OpenAPI) checkBody(id string, r Response, schema any, mt string) []stri
 	}
 	var errs []string
 	for _, b := range values {
-		v, err := decodeJSON(b)
+		v, err := openapicheck.DecodeJSON(b)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s %d: body is not JSON (%v): %s", id, r.Status, err, r))
 			continue
@@ -429,292 +293,7 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // Validate returns the violations of schema by v (a value decoded with
 // json.Number), one message each, prefixed with the JSON pointer of the
 // offending value.
-func (o *OpenAPI) Validate(schema, v any) []string {
-	var errs []string
-	o.check(schema, v, "", 0, &errs)
-	return errs
-}
-
-// maxDepth stops a $ref cycle that consumes no data.
-const maxDepth = 100
-
-func (o *OpenAPI) check(schema, v any, ptr string, depth int, errs *[]string) {
-	at := ptr
-	if at == "" {
-		at = "/"
-	}
-	fail := func(format string, args ...any) { *errs = append(*errs, at+": "+fmt.Sprintf(format, args...)) }
-	if depth > maxDepth {
-		fail("schema nesting deeper than %d (a $ref cycle?)", maxDepth)
-		return
-	}
-	switch s := schema.(type) {
-	case bool:
-		if !s {
-			fail("no value is allowed here")
-		}
-		return
-	case map[string]any:
-		o.checkObject(s, v, ptr, depth, errs, fail)
-	default:
-		fail("schema is neither an object nor a boolean: %v", schema)
-	}
-}
-
-func (o *OpenAPI) checkObject(s map[string]any, v any, ptr string, depth int, errs *[]string, fail func(string, ...any)) {
-	if ref, ok := s["$ref"].(string); ok {
-		target, err := o.resolve(ref)
-		if err != nil {
-			fail("%v", err)
-			return
-		}
-		o.check(target, v, ptr, depth+1, errs)
-	}
-	if v == nil {
-		if n, _ := s["nullable"].(bool); n { // OpenAPI 3.0 style
-			return
-		}
-	}
-	if typ, ok := s["type"]; ok && !typeMatches(typ, v) {
-		fail("want type %v, got %s", typ, jsonType(v))
-		return
-	}
-	if enum, ok := s["enum"].([]any); ok && !contains(enum, v) {
-		fail("%s is not one of %s", compact(v), compact(enum))
-	}
-	if c, ok := s["const"]; ok && !equalJSON(c, v) {
-		fail("%s is not the constant %s", compact(v), compact(c))
-	}
-	o.checkComposition(s, v, ptr, depth, errs, fail)
-	switch x := v.(type) {
-	case map[string]any:
-		o.checkProperties(s, x, ptr, depth, errs, fail)
-	case []any:
-		if items, ok := s["items"]; ok {
-			for i, e := range x {
-				o.check(items, e, ptr+"/"+strconv.Itoa(i), depth+1, errs)
-			}
-		}
-		if n, ok := number(s["minItems"]); ok && float64(len(x)) < n {
-			fail("%d items, want at least %v", len(x), n)
-		}
-		if n, ok := number(s["maxItems"]); ok && float64(len(x)) > n {
-			fail("%d items, want at most %v", len(x), n)
-		}
-	case string:
-		if f, ok := s["format"].(string); ok {
-			if err := checkFormat(f, x); err != nil {
-				fail("%q is not a valid %s: %v", x, f, err)
-			}
-		}
-		if n, ok := number(s["minLength"]); ok && float64(utf8.RuneCountInString(x)) < n {
-			fail("%q is shorter than %v", x, n)
-		}
-		if n, ok := number(s["maxLength"]); ok && float64(utf8.RuneCountInString(x)) > n {
-			fail("string of %d characters is longer than %v", utf8.RuneCountInString(x), n)
-		}
-	case json.Number:
-		f, _ := x.Float64()
-		if n, ok := number(s["minimum"]); ok && f < n {
-			fail("%s is below the minimum %v", x, n)
-		}
-		if n, ok := number(s["maximum"]); ok && f > n {
-			fail("%s is above the maximum %v", x, n)
-		}
-	}
-}
-
-func (o *OpenAPI) checkComposition(s map[string]any, v any, ptr string, depth int, errs *[]string, fail func(string, ...any)) {
-	matches := func(sub any) (bool, []string) {
-		var e []string
-		o.check(sub, v, ptr, depth+1, &e)
-		return len(e) == 0, e
-	}
-	if all, ok := s["allOf"].([]any); ok {
-		for _, sub := range all {
-			o.check(sub, v, ptr, depth+1, errs)
-		}
-	}
-	if any_, ok := s["anyOf"].([]any); ok {
-		var why []string
-		ok := false
-		for _, sub := range any_ {
-			m, e := matches(sub)
-			ok = ok || m
-			why = append(why, e...)
-		}
-		if !ok {
-			fail("matches none of anyOf: %s", strings.Join(why, "; "))
-		}
-	}
-	if one, ok := s["oneOf"].([]any); ok {
-		var why []string
-		n := 0
-		for _, sub := range one {
-			m, e := matches(sub)
-			if m {
-				n++
-			}
-			why = append(why, e...)
-		}
-		switch {
-		case n == 0:
-			fail("matches none of oneOf: %s", strings.Join(why, "; "))
-		case n > 1:
-			fail("matches %d branches of oneOf, want exactly one", n)
-		}
-	}
-}
-
-func (o *OpenAPI) checkProperties(s map[string]any, x map[string]any, ptr string, depth int, errs *[]string, fail func(string, ...any)) {
-	props, _ := s["properties"].(map[string]any)
-	if req, ok := s["required"].([]any); ok {
-		for _, r := range req {
-			name, _ := r.(string)
-			if _, ok := x[name]; !ok {
-				fail("required property %q is missing", name)
-			}
-		}
-	}
-	keys := make([]string, 0, len(x))
-	for k := range x {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		child := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
-		if p, ok := props[k]; ok {
-			o.check(p, x[k], child, depth+1, errs)
-			continue
-		}
-		if ap, ok := s["additionalProperties"]; ok {
-			o.check(ap, x[k], child, depth+1, errs)
-		}
-	}
-}
-
-func typeMatches(typ, v any) bool {
-	switch t := typ.(type) {
-	case string:
-		return isType(t, v)
-	case []any:
-		for _, e := range t {
-			if s, ok := e.(string); ok && isType(s, v) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func isType(t string, v any) bool {
-	switch t {
-	case "null":
-		return v == nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "number":
-		_, ok := v.(json.Number)
-		return ok
-	case "integer":
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		r, ok := new(big.Rat).SetString(n.String())
-		return ok && r.IsInt()
-	}
-	return false
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case json.Number:
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func number(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil
-}
-
-func contains(enum []any, v any) bool {
-	for _, e := range enum {
-		if equalJSON(e, v) {
-			return true
-		}
-	}
-	return false
-}
-
-// equalJSON compares two decoded values; numbers compare by value.
-func equalJSON(a, b any) bool {
-	an, aok := a.(json.Number)
-	bn, bok := b.(json.Number)
-	if aok && bok {
-		ar, ok1 := new(big.Rat).SetString(an.String())
-		br, ok2 := new(big.Rat).SetString(bn.String())
-		return ok1 && ok2 && ar.Cmp(br) == 0
-	}
-	return compact(a) == compact(b)
-}
-
-func compact(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// checkFormat asserts the formats the document uses; others are
-// annotations only.
-func checkFormat(format, s string) error {
-	switch format {
-	case "uuid":
-		if !uuidRE.MatchString(s) {
-			return errors.New("want 8-4-4-4-12 hex digits")
-		}
-	case "date-time":
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			return err
-		}
-	case "email":
-		at := strings.LastIndexByte(s, '@')
-		if at <= 0 || at == len(s)-1 {
-			return errors.New("want local@domain")
-		}
-	}
-	return nil
-}
+func (o *OpenAPI) Validate(schema, v any) []string { return o.doc.Validate(schema, v) }
 
 // Transport returns a RoundTripper that checks, on the client's side,
 // every JSON answer base receives for an API path, and keeps the
