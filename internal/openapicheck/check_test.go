@@ -58,6 +58,18 @@ func parseTestDoc(t testing.TB) *openapicheck.Document {
 	return d
 }
 
+// requireViolation asserts that errs is empty when want is, and else that
+// one of its messages contains want.
+func requireViolation(t *testing.T, errs []string, want string) {
+	t.Helper()
+	if want == "" {
+		require.Empty(t, errs)
+		return
+	}
+	require.NotEmpty(t, errs)
+	require.Contains(t, strings.Join(errs, "\n"), want)
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	d := parseTestDoc(t)
@@ -102,13 +114,7 @@ func TestValidate(t *testing.T) {
 			t.Parallel()
 			v, err := openapicheck.DecodeJSON([]byte(tc.body))
 			require.NoError(t, err)
-			errs := d.Validate(map[string]any{"$ref": "#/components/schemas/API/getChat_200"}, v)
-			if tc.wantErr == "" {
-				require.Empty(t, errs)
-				return
-			}
-			require.NotEmpty(t, errs)
-			require.Contains(t, strings.Join(errs, "\n"), tc.wantErr)
+			requireViolation(t, d.Validate(map[string]any{"$ref": "#/components/schemas/API/getChat_200"}, v), tc.wantErr)
 		})
 	}
 }
@@ -131,13 +137,7 @@ func TestValidate_schemas(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			errs := d.Validate(tc.schema, "value")
-			if tc.wantErr == "" {
-				require.Empty(t, errs)
-				return
-			}
-			require.NotEmpty(t, errs)
-			require.Contains(t, strings.Join(errs, "\n"), tc.wantErr)
+			requireViolation(t, d.Validate(tc.schema, "value"), tc.wantErr)
 		})
 	}
 }
