@@ -54,6 +54,8 @@ var layers = map[string]layer{
 	"internal/proc":                mechanism,
 	"internal/secret":              mechanism,
 	"internal/sqlitedb":            mechanism,
+	"internal/metrics":             mechanism,
+	"internal/metrics/metricstest": mechanism,
 	"internal/git":                 mechanism,
 	"internal/git/gittest":         mechanism,
 	"internal/fakemodel":           mechanism,
