@@ -34,6 +34,12 @@ pgrun() { (cd "$PGROOT" && runuser -u postgres -- "$@"); }
 pgrun "$PGBIN/initdb" -D "$PGROOT/data" -U postgres --auth=trust -E UTF8 --no-locale --no-sync >"$PGROOT/initdb.log" 2>&1 \
   || { cat "$PGROOT/initdb.log" >&2; exit 1; }
 
+# One role logs in with a password (scram) so that tests can see a wrong
+# one refused; every other login is trusted. pg_hba.conf is read top down.
+{ echo "host all jam_test_pw 127.0.0.1/32 scram-sha-256"; cat "$PGROOT/data/pg_hba.conf"; } >"$PGROOT/pg_hba.new"
+mv "$PGROOT/pg_hba.new" "$PGROOT/data/pg_hba.conf"
+chown postgres:postgres "$PGROOT/data/pg_hba.conf"
+
 # 3. Start: loopback only, socket inside the private dir (no reliance on /var/run/postgresql).
 OPTS="-c listen_addresses=127.0.0.1 -c port=$PGPORT -c unix_socket_directories=$PGROOT"
 if [ "${PGFAST:-0}" = 1 ]; then

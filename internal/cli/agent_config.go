@@ -71,6 +71,12 @@ func runAgentConfig(ctx context.Context, opts *AgentConfigOptions) error {
 	if opts.JSON {
 		return printJSON(opts.IO, st)
 	}
-	fmt.Fprintf(opts.IO.Out, "desired generation %d, effective %d; pending: %s\n", st.DesiredGeneration, st.EffectiveGeneration, st.PendingChange)
+	if st.EffectiveGeneration == 0 {
+		// No process has run: the whole configuration applies at the
+		// first start, so nothing is pending against an effective one.
+		fmt.Fprintf(opts.IO.Out, "desired generation %d; applies when its first process starts\n", st.DesiredGeneration)
+		return nil
+	}
+	fmt.Fprintf(opts.IO.Out, "desired generation %d, effective %d; pending: %s\n", st.DesiredGeneration, st.EffectiveGeneration, orDash(st.PendingChange))
 	return nil
 }

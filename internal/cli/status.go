@@ -128,12 +128,16 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 
 // storeLine is the store as status shows it: the driver, where it is
 // (a file, or host:port/database without credentials) and its versions,
-// e.g. "postgres db.example:5432/jam (server 15.4, schema 16)".
+// e.g. "postgres db.example:5432/jam (PostgreSQL 15.4, schema 16)".
 func storeLine(s wire.StoreStatus) string {
 	if s.ServerVersion == "" {
 		return fmt.Sprintf("%s %s (schema %d)", s.Driver, s.Location, s.SchemaVersion)
 	}
-	return fmt.Sprintf("%s %s (server %s, schema %d)", s.Driver, s.Location, s.ServerVersion, s.SchemaVersion)
+	engine := map[string]string{"sqlite": "SQLite", "postgres": "PostgreSQL"}[s.Driver]
+	if engine == "" {
+		engine = s.Driver
+	}
+	return fmt.Sprintf("%s %s (%s %s, schema %d)", s.Driver, s.Location, engine, s.ServerVersion, s.SchemaVersion)
 }
 
 func printJSON(io *IOStreams, v any) error {

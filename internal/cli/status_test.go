@@ -20,12 +20,12 @@ func TestStatus_store(t *testing.T) {
 		want  []string
 	}{
 		{"postgres", wire.StoreStatus{Driver: "postgres", Location: "db.example:5432/jam", SchemaVersion: 16, ServerVersion: "15.4 (Debian 15.4-1)"},
-			[]string{"  store        postgres db.example:5432/jam (server 15.4 (Debian 15.4-1), schema 16)\n"}},
+			[]string{"  store        postgres db.example:5432/jam (PostgreSQL 15.4 (Debian 15.4-1), schema 16)\n"}},
 		{"sqlite", wire.StoreStatus{Driver: "sqlite", Location: "/d/jam.db", SchemaVersion: 16, ServerVersion: "3.46.0"},
-			[]string{"  store        sqlite /d/jam.db (server 3.46.0, schema 16)\n"}},
+			[]string{"  store        sqlite /d/jam.db (SQLite 3.46.0, schema 16)\n"}},
 		{"postgres down", wire.StoreStatus{Driver: "postgres", Location: "db.example:5432/jam", SchemaVersion: 16, ServerVersion: "15.4",
 			Error: "the store does not answer: unavailable"},
-			[]string{"  store        postgres db.example:5432/jam (server 15.4, schema 16)\n", "  store error  the store does not answer: unavailable\n"}},
+			[]string{"  store        postgres db.example:5432/jam (PostgreSQL 15.4, schema 16)\n", "  store error  the store does not answer: unavailable\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,17 +18,19 @@ type StoreCopyOptions struct {
 	// To is the postgres:// URL of the target database. It may hold a
 	// password: it is never printed.
 	To string
+	// JSON prints the result as JSON.
+	JSON bool
 }
 
 // StoreCopyResult is what a copy did.
 type StoreCopyResult struct {
 	// Target is where the rows went, without credentials.
-	Target string
+	Target string `json:"target"`
 	// Rows is the number of rows of each table, equal on both sides.
-	Rows map[string]int64
+	Rows map[string]int64 `json:"rows"`
 	// Sampled is how many sealed values were opened with the daemon key
 	// in the target and found equal to the source's.
-	Sampled int
+	Sampled int `json:"sampled"`
 }
 
 // CopyStoreFunc copies a stopped daemon's store. The main package
@@ -88,6 +90,7 @@ reached or refused the login.`,
 			return runStoreCopy(c.Context(), opts, deps.CopyStore)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&to, "to", "", "the postgres:// URL of the empty target database (default: the configured store)")
 	return cmd
 }
@@ -99,6 +102,9 @@ func runStoreCopy(ctx context.Context, opts *StoreCopyOptions, copyF CopyStoreFu
 	res, err := copyF(ctx, *opts)
 	if err != nil {
 		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, res)
 	}
 	var total int64
 	tables := make([]string, 0, len(res.Rows))
