@@ -136,7 +136,7 @@ func TestCrash_sigkillLoop(t *testing.T) {
 	require.NoError(t, err)
 	defer logf.Close()
 	jamd := &child{t: t, log: logf, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", h.URL(), "--band-key", h.OwnerKey(), "--log-level", "warn"}}
-	client := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
+	client := apiclient.NewWrapped(filepath.Join(cfg.DataDir, "jamd.sock"), controlAPI.Transport)
 	defer client.Close()
 	ready := func() {
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -346,7 +346,7 @@ func TestCrash_sigkillHubAndDaemon(t *testing.T) {
 			logTail(t, jamdLog.Name())
 		}
 	})
-	client := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
+	client := apiclient.NewWrapped(filepath.Join(cfg.DataDir, "jamd.sock"), controlAPI.Transport)
 	defer client.Close()
 	jamdReady := func() {
 		t.Helper()

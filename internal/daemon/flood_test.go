@@ -149,7 +149,7 @@ func TestFlood_idleConnectionsCannotHangStatus(t *testing.T) {
 		}
 	}()
 	limitFiles(t, jamd.cmd.Process.Pid, floodDaemonFiles)
-	client := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
+	client := apiclient.NewWrapped(filepath.Join(cfg.DataDir, "jamd.sock"), controlAPI.Transport)
 	defer client.Close()
 	readyCtx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	st, err := client.WaitReady(readyCtx, 20*time.Millisecond)
@@ -165,7 +165,7 @@ func TestFlood_idleConnectionsCannotHangStatus(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		fresh := apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))
+		fresh := apiclient.NewWrapped(filepath.Join(cfg.DataDir, "jamd.sock"), controlAPI.Transport)
 		defer fresh.Close()
 		begun := time.Now()
 		_, err := fresh.Status(ctx)

@@ -52,7 +52,7 @@ func newJamdRig(t *testing.T, calls *hubCalls) *orphanRig {
 	t.Cleanup(func() { logf.Close() })
 	r := &orphanRig{t: t, cfg: cfg, dataDir: cfg.DataDir, owner: owner,
 		jamd:   &child{t: t, log: logf, store: cfg.Store, args: []string{"--data-dir", cfg.DataDir, "--band", hubURL, "--band-key", h.OwnerKey(), "--log-level", "debug"}},
-		client: apiclient.New(filepath.Join(cfg.DataDir, "jamd.sock"))}
+		client: apiclient.NewWrapped(filepath.Join(cfg.DataDir, "jamd.sock"), controlAPI.Transport)}
 	t.Cleanup(func() { r.client.Close() })
 	t.Cleanup(func() {
 		if r.jamd.cmd != nil && r.jamd.cmd.ProcessState == nil {

@@ -120,7 +120,7 @@ func TestKeyLeak_hubDownUnderConnectedDaemon(t *testing.T) {
 			logTail(t, hubLog.Name())
 		}
 	})
-	client := apiclient.New(filepath.Join(dataDir, datadir.SocketFile))
+	client := apiclient.NewWrapped(filepath.Join(dataDir, datadir.SocketFile), controlAPI.Transport)
 	defer client.Close()
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	_, err = client.WaitReady(rctx, 10*time.Millisecond)

@@ -87,7 +87,7 @@ func testDiskFull(t *testing.T, restartWhileFull bool) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 		require.NoError(t, cmd.Wait(), "jamd log:\n%s", logs.String())
 	}
-	client := apiclient.New(filepath.Join(cfg.DataDir, datadir.SocketFile))
+	client := apiclient.NewWrapped(filepath.Join(cfg.DataDir, datadir.SocketFile), controlAPI.Transport)
 	defer client.Close()
 	ready := func() {
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
