@@ -89,7 +89,11 @@ func parseReason(raw string, err error) string {
 		} else {
 			reason = "cannot be parsed"
 		}
-		if inner != nil {
+		// The inner error names what it refused, quoting a piece of the
+		// input that may hold part of a password (and a password with a
+		// quote in it would pair the quotes wrongly for the masking
+		// below): it is shown only when it quotes nothing.
+		if inner != nil && !strings.ContainsAny(inner.Error(), "\"`'") {
 			reason += " (" + inner.Error() + ")"
 		}
 	} else {
