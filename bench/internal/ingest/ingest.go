@@ -27,19 +27,44 @@ type Target interface {
 
 // Names of the targets, as Open takes them.
 const (
-	Jam       = "jam"
-	FileSpool = "filespool"
-	JetStream = "jetstream"
+	// Jam is jam's spool over SQLite, undrained (see the package doc).
+	Jam = "jam"
+	// JamDrained is Jam with the spool drained as messages come.
+	JamDrained = "jam-drained"
+	// JamPostgres and JamPostgresDrained are the same over PostgreSQL
+	// (Env.PostgresURL).
+	JamPostgres        = "jam-postgres"
+	JamPostgresDrained = "jam-postgres-drained"
+	FileSpool          = "filespool"
+	JetStream          = "jetstream"
 )
 
-// Targets lists every target, jam first.
-var Targets = []string{Jam, FileSpool, JetStream}
+// Targets lists the targets that need no server, jam first; the
+// baselines' ratios are taken against Jam.
+var Targets = []string{Jam, JamDrained, FileSpool, JetStream}
+
+// PostgresTargets are the targets that need Env.PostgresURL.
+var PostgresTargets = []string{JamPostgres, JamPostgresDrained}
+
+// Env is what some targets need from outside.
+type Env struct {
+	// PostgresURL names a PostgreSQL server on which the postgres targets
+	// may create (and drop) a database of their own per Open.
+	PostgresURL string
+}
 
 // Open opens the named target with its data under dir.
 func Open(ctx context.Context, name, dir string) (Target, error) {
+	return OpenEnv(ctx, name, dir, Env{})
+}
+
+// OpenEnv is Open with env.
+func OpenEnv(ctx context.Context, name, dir string, env Env) (Target, error) {
 	switch name {
-	case Jam:
-		return openJam(ctx, dir)
+	case Jam, JamDrained:
+		return openJam(ctx, dir, name == JamDrained)
+	case JamPostgres, JamPostgresDrained:
+		return openJamPostgres(ctx, dir, env.PostgresURL, name == JamPostgresDrained)
 	case FileSpool:
 		return openFileSpool(dir)
 	case JetStream:

@@ -52,6 +52,11 @@ type Sizes struct {
 	// installed are skipped).
 	HarnessTurns int      `json:"harness_turns"`
 	Harnesses    []string `json:"harnesses"`
+	// PostgresURL, when set, adds the ingest scenario's PostgreSQL
+	// targets, run on databases they create on that server. It is never
+	// written out (it may hold a password); Postgres says it was set.
+	PostgresURL string `json:"-"`
+	Postgres    bool   `json:"postgres"`
 }
 
 var (
@@ -110,6 +115,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
 	rate := fs.Float64("rate", 0, "offered load of the fixed-load end-to-end run, in msgs/s (default 20, or 10 with --quick)")
 	turns := fs.Int("turns", 0, "measured turns per harness and way of the harness-turn scenario (default 30, or 5 with --quick)")
+	pgURL := fs.String("postgres", os.Getenv("JAM_BENCH_POSTGRES_URL"), "a PostgreSQL server `URL` on which ingest also runs over jam's PostgreSQL store, in databases it creates and drops (default $JAM_BENCH_POSTGRES_URL)")
 	harnesses := fs.String("harnesses", "", "comma-separated `harnesses` of the harness-turn scenario (default "+strings.Join(harnessturn.Harnesses, ",")+", or demo with --quick)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: jambench [flags]\n\nRuns jam's benchmarks beside their baselines and prints a table.\nScenarios: %s.\n\n", strings.Join(scenarios, ", "))
@@ -139,6 +145,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *turns > 0 {
 		sizes.HarnessTurns = *turns
 	}
+	sizes.PostgresURL, sizes.Postgres = *pgURL, *pgURL != ""
 	if *harnesses != "" {
 		sizes.Harnesses = nil
 		for h := range strings.SplitSeq(*harnesses, ",") {
@@ -225,11 +232,16 @@ func run(ctx context.Context, sizes Sizes, quick bool, selected map[string]bool,
 
 func runIngest(ctx context.Context, sizes Sizes, dir string, rep *Report, log io.Writer) error {
 	details := map[string][]ingest.Result{}
+	targets := ingest.Targets
+	if sizes.PostgresURL != "" {
+		targets = append(slices.Clone(targets), ingest.PostgresTargets...)
+	}
+	env := ingest.Env{PostgresURL: sizes.PostgresURL}
 	for _, p := range sizes.IngestProducers {
 		runs := map[string][]ingest.Result{}
 		for i := range max(sizes.IngestRepeats, 1) {
-			for _, name := range ingest.Targets {
-				r, err := ingestOnce(ctx, name, p, sizes.IngestDuration, dir)
+			for _, name := range targets {
+				r, err := ingestOnce(ctx, name, p, sizes.IngestDuration, dir, env)
 				if err != nil {
 					return fmt.Errorf("%s, %d producers: %w", name, p, err)
 				}
@@ -247,6 +259,29 @@ func runIngest(ctx context.Context, sizes Sizes, dir string, rep *Report, log io
 				row(scen, "ack p50 vs "+base.name, "ms", measure.Ms(jam.P50), measure.Ms(b.P50), base.name, "lower"),
 				row(scen, "ack p99 vs "+base.name, "ms", measure.Ms(jam.P99), measure.Ms(b.P99), base.name, "lower"))
 		}
+		// jam against itself: drained against undrained, PostgreSQL
+		// against SQLite.
+		for _, c := range []struct{ key, base, metric, baseName string }{
+			{ingest.JamDrained, ingest.Jam, "SQLite drained vs undrained", "SQLite undrained"},
+			{ingest.JamPostgres, ingest.Jam, "PostgreSQL vs SQLite, undrained", "SQLite undrained"},
+			{ingest.JamPostgresDrained, ingest.JamDrained, "PostgreSQL vs SQLite, drained", "SQLite drained"},
+		} {
+			if len(runs[c.key]) == 0 {
+				continue
+			}
+			j, b := median(runs[c.key]), median(runs[c.base])
+			rep.Rows = append(rep.Rows,
+				row(scen, "acked msgs/s, "+c.metric, "msgs/s", j.PerSec, b.PerSec, c.baseName, "higher"),
+				row(scen, "ack p99, "+c.metric, "ms", measure.Ms(j.P99), measure.Ms(b.P99), c.baseName, "lower"))
+		}
+		for _, name := range targets {
+			var xs []string
+			for _, r := range runs[name] {
+				xs = append(xs, fmt.Sprintf("%.0f", r.PerSec))
+			}
+			lo, hi := spread(runs[name])
+			fmt.Fprintf(log, "%d producers: %-20s msgs/s per run: %s (spread %.0f–%.0f)\n", p, name, strings.Join(xs, " / "), lo, hi)
+		}
 		if n := len(runs[ingest.Jam]); n > 1 {
 			var ratios []string
 			for i := range n {
@@ -260,17 +295,28 @@ func runIngest(ctx context.Context, sizes Sizes, dir string, rep *Report, log io
 }
 
 // ingestOnce runs one ingest cell on a fresh target.
-func ingestOnce(ctx context.Context, name string, producers int, d time.Duration, dir string) (ingest.Result, error) {
+func ingestOnce(ctx context.Context, name string, producers int, d time.Duration, dir string, env ingest.Env) (ingest.Result, error) {
 	sub, err := os.MkdirTemp(dir, name)
 	if err != nil {
 		return ingest.Result{}, err
 	}
-	t, err := ingest.Open(ctx, name, sub)
+	t, err := ingest.OpenEnv(ctx, name, sub, env)
 	if err != nil {
 		return ingest.Result{}, errors.Join(err, os.RemoveAll(sub))
 	}
 	r, err := ingest.Run(ctx, t, ingest.Options{Producers: producers, Duration: d})
 	return r, errors.Join(err, t.Close(), os.RemoveAll(sub))
+}
+
+// spread returns the lowest and highest throughput of runs.
+func spread(runs []ingest.Result) (lo, hi float64) {
+	for i, r := range runs {
+		if i == 0 || r.PerSec < lo {
+			lo = r.PerSec
+		}
+		hi = max(hi, r.PerSec)
+	}
+	return lo, hi
 }
 
 // median returns the run of median throughput (the lower middle one of an
