@@ -25,4 +25,22 @@
 // file spool removes the file, so its directory scan stays short; the
 // JetStream stream keeps every message. Each of these choices favours the
 // baseline.
+//
+// jam also runs in three more ways, measured against jam above:
+//
+//   - jam-drained: the same, with the spool drained as messages come: a
+//     consumer moves every acknowledged entry to the queue's unrouted
+//     bucket (SpoolMoveBatch, up to 64 a transaction, as the engine moves
+//     them) and only then returns its budget, so the spool table holds a
+//     handful of rows and its unique index a few pages, while the queue
+//     grows instead (nothing settles);
+//   - jam-postgres and jam-postgres-drained: the same two over
+//     internal/store/postgres, each run in a database of its own that it
+//     creates on the server named by Env.PostgresURL and drops at Close.
+//     The server's own durability settings decide what an acknowledgement
+//     means there (fsync and synchronous_commit).
+//
+// Invariant: a drained target has moved every acknowledged entry once
+// Close (or stopDrain) returns, and reports a failed or missing move as
+// Close's error.
 package ingest
