@@ -89,6 +89,9 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // file nor core.worktree.
 type place struct {
 	dir, gitDir, workTree string
+	// env is added to the environment after [environ] (a later value
+	// wins): the temporary index and fixed identity of a snapshot.
+	env []string
 }
 
 // at is the place of a directory jam trusts, found by git's discovery.
@@ -160,7 +163,7 @@ func exe(ctx context.Context, bin string, p place, overrides [][2]string, args .
 		argv = append(argv, "-c", h)
 	}
 	cmd := exec.CommandContext(ctx, bin, append(argv, args...)...)
-	cmd.Env = environ(os.Environ())
+	cmd.Env = append(environ(os.Environ()), p.env...)
 	if len(overrides) > 0 {
 		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT="+strconv.Itoa(len(overrides)))
 		for i, o := range overrides {
