@@ -344,7 +344,7 @@ func snapshotPlace(ctx context.Context, repo, gitDir, path string, create bool) 
 			return pinned{}, "", err
 		}
 		// init runs nothing of the (new, empty) directory's: no template.
-		if _, err := exe(ctx, program, pl, nil, "init", "--quiet", "--bare", "--template=", "--initial-branch="+strings.TrimPrefix(PrivateBranch, "refs/heads/")); err != nil {
+		if _, err := exe(ctx, program, place{dir: filepath.Dir(gitDir)}, nil, "init", "--quiet", "--bare", "--template=", "--initial-branch="+strings.TrimPrefix(PrivateBranch, "refs/heads/"), "--", gitDir); err != nil {
 			return pinned{}, "", err
 		}
 	} else if err != nil {
