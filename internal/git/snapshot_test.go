@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/git"
+	"github.com/jamhq/jam/internal/git/gittest"
 )
 
 // credentials are the canaries a snapshot must never hold.
@@ -188,4 +189,24 @@ func TestExcludePathspecs(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, ex)
 	assert.NotEmpty(t, in)
+}
+
+// TestSnapshot_hostile: taking and restoring a snapshot of a worktree
+// whose repository and worktree plant every program git can be made to run
+// runs none of them.
+func TestSnapshot_hostile(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := repo(t)
+	markers := t.TempDir()
+	gittest.PlantRepo(t, dir, markers)
+	wt := filepath.Join(t.TempDir(), "session")
+	require.NoError(t, git.WorktreeAddBranch(ctx, dir, wt, "jam/s"))
+	gittest.PlantWorktree(t, wt, markers)
+	snap, err := git.TakeSnapshot(ctx, git.SnapshotParams{Repo: dir, Path: wt, Ref: "refs/jam/checkpoints/s/1", Message: "checkpoint", Exclude: snapshotExcludes, At: time.Now()})
+	require.NoError(t, err)
+	require.NoError(t, git.WorktreeRemove(ctx, dir, wt, true))
+	require.NoError(t, git.BranchDelete(ctx, dir, "jam/s"))
+	require.NoError(t, git.RestoreSnapshot(ctx, git.RestoreParams{Repo: dir, Path: wt, Branch: "jam/s", Commit: snap.Commit, Base: snap.Base}))
+	require.Empty(t, gittest.Fired(t, markers), "planted programs ran")
 }
