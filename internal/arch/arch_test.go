@@ -67,6 +67,7 @@ var layers = map[string]layer{
 	"internal/working":             domain,
 	"internal/session":             domain,
 	"internal/worktree":            domain,
+	"internal/changeset":           domain,
 	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,

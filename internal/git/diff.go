@@ -1,0 +1,338 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/jamhq/jam/internal/jam"
+)
+
+// diffConfig pins the configuration that would change the bytes of a
+// diff between two trees, so that the same two trees give the same
+// output in any repository: prefixes, quoting, context, order, the
+// submodule format and the big-file threshold.
+var diffConfig = []string{
+	"-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+	"-c", "diff.suppressBlankEmpty=false", "-c", "core.quotePath=true",
+	"-c", "diff.relative=false", "-c", "diff.submodule=short",
+	"-c", "color.ui=false", "-c", "color.diff=false",
+	"-c", "core.bigFileThreshold=512m", "-c", "diff.indentHeuristic=true",
+}
+
+// diffOptions are the options every diff between two trees carries.
+var diffOptions = []string{
+	"-M", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
+	"--src-prefix=a/", "--dst-prefix=b/", "-U3", "--inter-hunk-context=0",
+	"--diff-algorithm=myers", "-O/dev/null", "--ignore-submodules=none",
+}
+
+// diffArgs builds git diff's arguments: config, "diff", the format
+// options, the common options, then the two commits.
+func diffArgs(base, end string, format ...string) []string {
+	args := append(append([]string{}, diffConfig...), "diff")
+	args = append(append(args, format...), diffOptions...)
+	return append(args, "--end-of-options", base, end, "--")
+}
+
+// Resolve returns the full id of the commit rev names in the repository
+// at dir. A rev that names no commit fails with jam.ErrNotFound, one that
+// looks like an option with jam.ErrInvalid.
+func Resolve(ctx context.Context, dir, rev string) (string, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", failure([]string{"rev-parse"}, dir, jam.ErrInvalid, fmt.Sprintf("%q is not a commit id", rev))
+	}
+	out, err := Run(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	var e *Error
+	if errors.As(err, &e) && e.ExitCode == 1 && e.Stderr == "" {
+		e.Kind, e.Stderr = jam.ErrNotFound, fmt.Sprintf("%q names no commit", rev)
+	}
+	return out, err
+}
+
+// RawEntry is one entry of git diff --raw -z: a path changed between two
+// trees.
+type RawEntry struct {
+	OldMode, NewMode uint32 // git's modes, 0 for an absent side
+	OldID, NewID     string // object ids, all zeros for an absent side
+	// Status is git's letter: A, M, D, R, T (type change), C, U or X.
+	Status byte
+	// Score is a rename's or copy's similarity, 0 otherwise.
+	Score int
+	Path  string
+	// OldPath is a rename's or copy's source, "" otherwise.
+	OldPath string
+}
+
+// DiffRaw lists what changed from the tree of commit base to that of
+// commit end in the repository at dir, renames detected (git diff --raw
+// -z -M --full-index).
+func DiffRaw(ctx context.Context, dir, base, end string) ([]RawEntry, error) {
+	out, err := run(ctx, program, at(dir), diffArgs(base, end, "--raw", "-z", "--full-index", "--no-abbrev")...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRaw(out)
+}
+
+// ParseRaw decodes git diff --raw -z output: for each entry
+// ":OLDMODE NEWMODE OLDID NEWID STATUS" NUL PATH NUL, where a rename or
+// copy (status R or C with a score) has two paths, source then
+// destination.
+func ParseRaw(out string) ([]RawEntry, error) {
+	var entries []RawEntry
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" && i == len(fields)-1 {
+			break
+		}
+		meta := strings.Fields(strings.TrimPrefix(f, ":"))
+		if !strings.HasPrefix(f, ":") || len(meta) != 5 || meta[4] == "" {
+			return nil, fmt.Errorf("git diff --raw: malformed entry %q", f)
+		}
+		var e RawEntry
+		for k, m := range []*uint32{&e.OldMode, &e.NewMode} {
+			v, err := strconv.ParseUint(meta[k], 8, 32)
+			if err != nil {
+				return nil, fmt.Errorf("git diff --raw: malformed mode %q", meta[k])
+			}
+			*m = uint32(v)
+		}
+		e.OldID, e.NewID = meta[2], meta[3]
+		e.Status = meta[4][0]
+		if len(meta[4]) > 1 {
+			s, err := strconv.Atoi(meta[4][1:])
+			if err != nil {
+				return nil, fmt.Errorf("git diff --raw: malformed status %q", meta[4])
+			}
+			e.Score = s
+		}
+		paths := 1
+		if e.Status == 'R' || e.Status == 'C' {
+			paths = 2
+		}
+		if i+paths >= len(fields) {
+			return nil, fmt.Errorf("git diff --raw: entry %q without its path", f)
+		}
+		if paths == 2 {
+			e.OldPath = fields[i+1]
+		}
+		e.Path = fields[i+paths]
+		if e.Path == "" || (paths == 2 && e.OldPath == "") {
+			return nil, fmt.Errorf("git diff --raw: entry %q with an empty path", f)
+		}
+		i += paths
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// NumStat is one entry of git diff --numstat -z.
+type NumStat struct {
+	Additions, Deletions int
+	Binary               bool // git counted no lines: "-" for both
+	Path                 string
+	OldPath              string // a rename's source, "" otherwise
+}
+
+// DiffNumstat counts the lines added and deleted per path from the tree
+// of commit base to that of commit end (git diff --numstat -z -M).
+func DiffNumstat(ctx context.Context, dir, base, end string) ([]NumStat, error) {
+	out, err := run(ctx, program, at(dir), diffArgs(base, end, "--numstat", "-z")...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseNumstat(out)
+}
+
+// ParseNumstat decodes git diff --numstat -z output: "ADDED TAB DELETED
+// TAB PATH NUL", or for a rename "ADDED TAB DELETED TAB NUL SOURCE NUL
+// DESTINATION NUL"; a binary file has "-" for both counts.
+func ParseNumstat(out string) ([]NumStat, error) {
+	var stats []NumStat
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" && i == len(fields)-1 {
+			break
+		}
+		parts := strings.SplitN(f, "\t", 3)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("git diff --numstat: malformed entry %q", f)
+		}
+		var s NumStat
+		if parts[0] == "-" && parts[1] == "-" {
+			s.Binary = true
+		} else {
+			a, err1 := strconv.Atoi(parts[0])
+			d, err2 := strconv.Atoi(parts[1])
+			if err1 != nil || err2 != nil || a < 0 || d < 0 {
+				return nil, fmt.Errorf("git diff --numstat: malformed counts in %q", f)
+			}
+			s.Additions, s.Deletions = a, d
+		}
+		if parts[2] != "" {
+			s.Path = parts[2]
+		} else {
+			if i+2 >= len(fields) || fields[i+1] == "" || fields[i+2] == "" {
+				return nil, fmt.Errorf("git diff --numstat: rename %q without its paths", f)
+			}
+			s.OldPath, s.Path = fields[i+1], fields[i+2]
+			i += 2
+		}
+		stats = append(stats, s)
+	}
+	return stats, nil
+}
+
+// DiffPatch writes git diff --binary --full-index -M from the tree of
+// commit base to that of commit end to w, as git writes it (not held in
+// memory here).
+func DiffPatch(ctx context.Context, dir, base, end string, w io.Writer) error {
+	return stream(ctx, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index")...)
+}
+
+// Blob is one object read by [CatBlobs].
+type Blob struct {
+	ID   string
+	Type string // "blob", or what git says the id names
+	Size int64
+}
+
+// CatBlobs reads the objects ids names, in order, through one git
+// cat-file --batch process, calling fn with each object's header and a
+// reader of exactly its bytes (fn need not read them all). A missing
+// object fails with jam.ErrNotFound. Objects are read raw: no filter
+// runs.
+func CatBlobs(ctx context.Context, dir string, ids []string, fn func(Blob, io.Reader) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, id := range ids {
+		if id == "" || strings.ContainsAny(id, " \t\n\x00") {
+			return failure([]string{"cat-file"}, dir, jam.ErrInvalid, fmt.Sprintf("%q is not an object id", id))
+		}
+		in.WriteString(id + "\n")
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := stream(ctx, at(dir), strings.NewReader(in.String()), pw, "cat-file", "--batch")
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	err := readBatch(bufio.NewReaderSize(pr, 64<<10), ids, fn)
+	// Unblock git (and so the goroutine) whatever the reader did.
+	pr.CloseWithError(errors.New("cat-file reader closed"))
+	runErr := <-done
+	if err != nil {
+		return err
+	}
+	return runErr
+}
+
+func readBatch(r *bufio.Reader, ids []string, fn func(Blob, io.Reader) error) error {
+	for _, id := range ids {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("git cat-file: reading the header of %s: %w", id, err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if strings.HasSuffix(line, " missing") {
+			return failure([]string{"cat-file"}, "", jam.ErrNotFound, "object "+id+" not found")
+		}
+		parts := strings.Fields(line)
+		if len(parts) != 3 {
+			return fmt.Errorf("git cat-file: malformed header %q", line)
+		}
+		size, err := strconv.ParseInt(parts[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("git cat-file: malformed size in %q", line)
+		}
+		body := io.LimitReader(r, size)
+		if err := fn(Blob{ID: parts[0], Type: parts[1], Size: size}, body); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return fmt.Errorf("git cat-file: reading %s: %w", id, err)
+		}
+		if b, err := r.ReadByte(); err != nil || b != '\n' {
+			return fmt.Errorf("git cat-file: object %s not terminated", id)
+		}
+	}
+	return nil
+}
+
+// Apply applies the patch in the file patchFile (git diff --binary
+// output, paths with a/ and b/ prefixes) to the files under dir with git
+// apply --binary, or only checks that it applies with check. dir is a
+// working tree or a plain directory; the index is neither read nor
+// written. Whitespace is not judged: the patch is applied as it is.
+func Apply(ctx context.Context, dir, patchFile string, check bool) error {
+	args := []string{"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "apply", "--binary", "-p1", "--whitespace=nowarn", "--unidiff-zero"}
+	if check {
+		args = append(args, "--check")
+	}
+	args = append(args, "--", patchFile)
+	_, err := run(ctx, program, at(dir), args...)
+	return err
+}
+
+// stream is run with standard input from stdin (nil for none) and
+// standard output written to stdout as git produces it: the listing of
+// the configuration's drivers, then the command with the same
+// hardening, environment and overrides as [exe].
+func stream(ctx context.Context, p place, stdin io.Reader, stdout io.Writer, args ...string) error {
+	names, err := exe(ctx, program, p, nil, "config", "--list", "--name-only", "--includes", "-z")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Args = args
+		}
+		return err
+	}
+	overrides := drivers(names)
+	argv := append(p.args(), "--no-pager")
+	for _, h := range hardening {
+		argv = append(argv, "-c", h)
+	}
+	cmd := exec.CommandContext(ctx, program, append(argv, args...)...)
+	cmd.Env = environ(os.Environ())
+	if len(overrides) > 0 {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT="+strconv.Itoa(len(overrides)))
+		for i, o := range overrides {
+			n := strconv.Itoa(i)
+			cmd.Env = append(cmd.Env, "GIT_CONFIG_KEY_"+n+"="+o[0], "GIT_CONFIG_VALUE_"+n+"="+o[1])
+		}
+	}
+	cmd.WaitDelay = waitDelay
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
+	err = cmd.Run()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
+	}
+	e := &Error{Args: args, Dir: p.dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		e.ExitCode = exit.ExitCode()
+		e.Kind = classify(e.Stderr)
+	case errors.Is(err, exec.ErrNotFound):
+		e.Kind = jam.ErrUnavailable
+		e.Stderr = "the git program is not installed (or not on PATH); jam needs it for worktrees"
+	}
+	return e
+}
