@@ -27,10 +27,12 @@ var diffConfig = []string{
 	"-c", "core.bigFileThreshold=512m", "-c", "diff.indentHeuristic=true",
 }
 
-// diffOptions are the options every diff between two trees carries.
+// diffOptions are the options every diff between two trees carries. The
+// context options (-U, --inter-hunk-context) imply a patch, so only the
+// patch carries them: with --raw or --numstat they would add one.
 var diffOptions = []string{
 	"-M", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
-	"--src-prefix=a/", "--dst-prefix=b/", "-U3", "--inter-hunk-context=0",
+	"--src-prefix=a/", "--dst-prefix=b/",
 	"--diff-algorithm=myers", "-O/dev/null", "--ignore-submodules=none",
 }
 
@@ -197,7 +199,7 @@ func ParseNumstat(out string) ([]NumStat, error) {
 // commit base to that of commit end to w, as git writes it (not held in
 // memory here).
 func DiffPatch(ctx context.Context, dir, base, end string, w io.Writer) error {
-	return stream(ctx, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index")...)
+	return stream(ctx, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index", "-U3", "--inter-hunk-context=0")...)
 }
 
 // Blob is one object read by [CatBlobs].
