@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -162,4 +163,24 @@ type ChangeSets interface {
 	// ChangeSetList returns change sets with their manifests but without
 	// their patches (Patch nil, PatchBytes set).
 	ChangeSetList(ctx context.Context, p ChangeSetListParams) ([]ChangeSet, error)
+}
+
+// DefaultChangeSetLimit and MaxChangeSetLimit bound one ChangeSetList.
+const (
+	DefaultChangeSetLimit = 100
+	MaxChangeSetLimit     = 500
+)
+
+// Bound validates p and returns its limit (the default for 0).
+func (p ChangeSetListParams) Bound() (int, error) {
+	if err := ValidateWorkspaceID(p.WorkspaceID); err != nil {
+		return 0, err
+	}
+	switch {
+	case p.Limit == 0:
+		return DefaultChangeSetLimit, nil
+	case p.Limit < 0 || p.Limit > MaxChangeSetLimit:
+		return 0, fmt.Errorf("%w: limit %d is outside 1 to %d", jam.ErrInvalid, p.Limit, MaxChangeSetLimit)
+	}
+	return p.Limit, nil
 }

@@ -22,6 +22,9 @@ type Store interface {
 	Quarantine
 	// RuntimeRetention prunes the owned runtimes' history.
 	RuntimeRetention
+	// Checkpoints and ChangeSets hold what turns leave behind.
+	Checkpoints
+	ChangeSets
 
 	Workspaces
 	Settings

@@ -37,4 +37,5 @@ func TestStoretest_runtime(t *testing.T) {
 	storetest.TurnOutputs(t, sealedOpener)
 	storetest.Executions(t, sealedOpener)
 	storetest.RuntimeRetention(t, sealedOpener)
+	storetest.Results(t, sealedOpener)
 }

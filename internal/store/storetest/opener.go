@@ -110,6 +110,13 @@ type (
 		store.Executions
 		store.SessionMessages
 	}
+	// ResultsStore is what [Results] needs: checkpoints and change sets
+	// of sessions.
+	ResultsStore interface {
+		SessionsStore
+		store.Checkpoints
+		store.ChangeSets
+	}
 	// RuntimeRetentionStore is what [RuntimeRetention] needs.
 	RuntimeRetentionStore interface {
 		TurnsStore
@@ -146,6 +153,8 @@ type handle struct {
 	store.RoomCache
 	store.Quarantine
 	store.RuntimeRetention
+	store.Checkpoints
+	store.ChangeSets
 }
 
 var _ store.Store = handle{}
@@ -214,6 +223,20 @@ func Exercise[S store.Store](t *testing.T, o Opener[S]) {
 	TurnOutputs(t, o)
 	Executions(t, o)
 	RuntimeRetention(t, o)
+	Results(t, o)
+}
+
+// Results checks [store.Checkpoints] and [store.ChangeSets], including
+// two handles taking one session's next checkpoint at once.
+func Results[S ResultsStore](t *testing.T, o Opener[S]) {
+	t.Helper()
+	db := narrow(o, func(s S) handle {
+		h := sessions(s)
+		h.Checkpoints, h.ChangeSets = s, s
+		return h
+	})
+	resultCases(t, single(db))
+	resultRaces(t, db)
 }
 
 // CoreCases checks Info and Check.
