@@ -82,6 +82,11 @@ var openAPIRoutes = []docRoute{
 	{pattern: "POST /v1/worktrees/{session}/restore", summary: "Restore a session's archived worktree", status: 200, resp: wire.Worktree{}, req: struct{}{}, reqOpt: true},
 	{pattern: "GET /v1/quarantine", summary: "Records taken out of the inbound pipeline", status: 200, resp: wire.QuarantineList{}},
 	{pattern: "POST /v1/ui/login", summary: "Mint a one-time web UI sign-in link", status: 200, resp: wire.UILogin{}},
+	{pattern: "GET /v1/changesets", summary: "List change sets, newest first", status: 200, resp: wire.ChangeSets{}, query: []string{"session", "turn", "limit"}},
+	{pattern: "GET /v1/changesets/{cs}", summary: "One change set's manifest and figures", status: 200, resp: wire.ChangeSet{}},
+	{pattern: "GET /v1/changesets/{cs}/patch", summary: "One change set's binary patch (git diff --binary --full-index)", status: 200, media: []string{"text/x-diff"}},
+	{pattern: "GET /v1/sessions/{session}/changesets", summary: "A session's change sets, newest first", status: 200, resp: wire.ChangeSets{}, query: []string{"turn", "limit"}},
+	{pattern: "GET /v1/sessions/{session}/checkpoints", summary: "A session's checkpoints", status: 200, resp: wire.Checkpoints{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},
 	{pattern: "GET /metrics", summary: "The daemon's metrics in the Prometheus text format", status: 200, media: []string{"text/plain"}},
 }

@@ -34,6 +34,7 @@ type Backend interface {
 	Runtime
 	Usage
 	Lifecycle
+	Results
 }
 
 // Runtime is the daemon's owned-runtime surface.

@@ -146,9 +146,12 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return fmt.Errorf("%s %s: read response: %w", r.method, r.path, err)
+	}
+	if len(raw) > maxResponse {
+		return fmt.Errorf("%s %s: the response is over %d MiB", r.method, r.path, maxResponse>>20)
 	}
 	if resp.StatusCode >= 300 {
 		var eb wire.ErrorBody
@@ -160,11 +163,18 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	if out == nil {
 		return nil
 	}
+	if b, ok := out.(*[]byte); ok {
+		*b = raw // a body that is not JSON (a patch), as it came
+		return nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s %s: decode response: %w", r.method, r.path, err)
 	}
 	return nil
 }
+
+// maxResponse bounds one response body.
+const maxResponse = 16 << 20
 
 // pathf builds a request path, escaping each argument as one segment.
 func pathf(format string, segments ...string) string {

@@ -60,6 +60,9 @@ type Backend struct {
 
 	// The lifecycle methods (lifecycle.go).
 	Lifecycle
+
+	// Checkpoints and change sets (results.go).
+	Results
 }
 
 // ErrUnset is what a method whose function field is nil returns.
