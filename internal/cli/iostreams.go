@@ -14,11 +14,14 @@ type IOStreams struct {
 	// Interactive says a person answers on In and reads ErrOut: both are
 	// terminals. Commands ask for confirmation only then.
 	Interactive bool
+	// Color says Out is a terminal that may be coloured (NO_COLOR unset).
+	Color bool
 }
 
 // System returns the process's standard streams.
 func System() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr)}
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Interactive: isTerminal(os.Stdin) && isTerminal(os.Stderr),
+		Color: isTerminal(os.Stdout) && os.Getenv("NO_COLOR") == ""}
 }
 
 // isTerminal reports whether f is a character device (a terminal).
