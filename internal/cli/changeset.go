@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -135,7 +136,7 @@ func runChangeSetList(ctx context.Context, opts *ChangeSetOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CHANGESET\tSESSION\tTURN\tORIGIN\tCHANGES\tCREATED")
 	for _, cs := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", cs.ID, cs.Session, dash(cs.Turn), cs.Origin, summary(cs), cs.Created.Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", cs.ID, cs.Session, dash(cs.Turn), cs.Origin, summary(cs), cs.Created.Local().Format(time.DateTime))
 	}
 	return w.Flush()
 }
@@ -178,7 +179,7 @@ func runChangeSetShow(ctx context.Context, opts *ChangeSetOptions) error {
 	}
 	row("patch", patch)
 	row("digest", cs.SubjectDigest)
-	row("created", cs.Created.Local().Format("2006-01-02 15:04:05"))
+	row("created", cs.Created.Local().Format(time.DateTime))
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -347,7 +348,7 @@ func runCheckpointList(ctx context.Context, opts *ChangeSetOptions) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "N\tCHECKPOINT\tTURN\tPHASE\tCOMMIT\tCREATED")
 	for _, c := range cps {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Seq, c.ID, dash(c.Turn), c.Phase, c.Commit[:min(12, len(c.Commit))], c.Created.Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", c.Seq, c.ID, dash(c.Turn), c.Phase, c.Commit[:min(12, len(c.Commit))], c.Created.Local().Format(time.DateTime))
 	}
 	return w.Flush()
 }

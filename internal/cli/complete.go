@@ -29,11 +29,12 @@ const completeTurnSessions = 20
 
 // completers are the argument placeholders completion knows.
 var completers = map[string]func(ctx context.Context, c *apiclient.Client) ([]string, error){
-	"AGENT":   completeAgentNames,
-	"ROOM":    completeRoomIDs,
-	"SESSION": completeSessionIDs,
-	"TURN":    completeTurnIDs,
-	"MSG":     completeMessageIDs,
+	"AGENT":     completeAgentNames,
+	"ROOM":      completeRoomIDs,
+	"SESSION":   completeSessionIDs,
+	"TURN":      completeTurnIDs,
+	"MSG":       completeMessageIDs,
+	"CHANGESET": completeChangeSetIDs,
 }
 
 // addCompletion walks the command tree and gives every command whose
@@ -158,6 +159,18 @@ func completeTurnIDs(ctx context.Context, c *apiclient.Client) ([]string, error)
 		for _, t := range ts {
 			out = append(out, described(t.ID, fmt.Sprintf("%s, turn %d of %s", t.State, t.Seq, s.Agent)))
 		}
+	}
+	return out, nil
+}
+
+func completeChangeSetIDs(ctx context.Context, c *apiclient.Client) ([]string, error) {
+	list, err := c.ChangeSets(ctx, wire.ChangeSetQuery{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, cs := range list {
+		out = append(out, described(cs.ID, cs.Origin+", "+summary(cs)))
 	}
 	return out, nil
 }

@@ -51,6 +51,7 @@ func TestJSON_everyDataCommand(t *testing.T) {
 		"jam ack": true, "jam unbind": true, "jam room add": true, "jam turn cancel": true, // a confirmation line
 		"jam up": true, "jam hub": true, "jam demo-agent": true, // servers in the foreground
 		"jam help": true, "jam completion": true,
+		"jam changeset diff": true, // a patch, byte for byte: its JSON is jam changeset show --json
 	}
 	var lacking []string
 	var walk func(c *cobra.Command)
