@@ -79,7 +79,7 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/worktrees", summary: "List the sessions' worktrees", status: 200, resp: wire.Worktrees{}},
 	{pattern: "POST /v1/worktrees/{session}/archive", summary: "Archive a session's worktree", status: 200, resp: wire.Worktree{}, req: struct{}{}, reqOpt: true},
 	{pattern: "POST /v1/worktrees/{session}/remove", summary: "Remove a session's worktree", status: 200, resp: wire.Worktree{}, req: wire.WorktreeRemoveRequest{}, reqOpt: true},
-	{pattern: "POST /v1/worktrees/{session}/restore", summary: "Restore a session's archived worktree", status: 200, resp: wire.Worktree{}, req: struct{}{}, reqOpt: true},
+	{pattern: "POST /v1/worktrees/{session}/restore", summary: "Restore a session's archived or removed worktree from a checkpoint", status: 200, resp: wire.Worktree{}, req: wire.WorktreeRestoreRequest{}, reqOpt: true},
 	{pattern: "GET /v1/quarantine", summary: "Records taken out of the inbound pipeline", status: 200, resp: wire.QuarantineList{}},
 	{pattern: "POST /v1/ui/login", summary: "Mint a one-time web UI sign-in link", status: 200, resp: wire.UILogin{}},
 	{pattern: "GET /v1/changesets", summary: "List change sets, newest first", status: 200, resp: wire.ChangeSets{}, query: []string{"session", "turn", "limit"}},

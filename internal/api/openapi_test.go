@@ -244,7 +244,7 @@ func TestOpenAPI_remainingRoutes(t *testing.T) {
 		return []wire.QuarantinedRecord{{ID: 1, Source: "spool", Seq: 9, Reason: "unreadable", QuarantinedAt: created, SealedBytes: 12}}, nil
 	}
 	backend.CancelTurnFunc = func(context.Context, string) error { return nil }
-	backend.WorktreeRestoreFunc = func(_ context.Context, session string) (wire.Worktree, error) {
+	backend.WorktreeRestoreFunc = func(_ context.Context, session string, _ wire.WorktreeRestoreRequest) (wire.Worktree, error) {
 		return wire.Worktree{ID: "w1", Session: session, Path: "/w"}, nil
 	}
 	b := setup(t, backend, "")

@@ -182,11 +182,16 @@ func (s *Server) handleWorktreeRemove(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleWorktreeRestore(w http.ResponseWriter, r *http.Request) {
 	session := r.PathValue("session")
-	if err := s.decodeOptionalJSON(w, r, &struct{}{}); err != nil {
+	var req wire.WorktreeRestoreRequest
+	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out, err := s.backend.WorktreeRestore(r.Context(), session)
+	if req.Checkpoint < 0 {
+		s.writeError(w, r, invalid("checkpoint %d is not a checkpoint number (1, 2, …; 0 or absent for the latest)", req.Checkpoint))
+		return
+	}
+	out, err := s.backend.WorktreeRestore(r.Context(), session, req)
 	if err != nil {
 		s.writeError(w, r, fmt.Errorf("restore the worktree of %s: %w", session, err))
 		return

@@ -62,7 +62,7 @@ type Runtime interface {
 	// session's worktree.
 	WorktreeArchive(ctx context.Context, session string) (wire.Worktree, error)
 	WorktreeRemove(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error)
-	WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error)
+	WorktreeRestore(ctx context.Context, session string, r wire.WorktreeRestoreRequest) (wire.Worktree, error)
 }
 
 // Messaging is the daemon's messaging surface: accounts, agents, rooms,

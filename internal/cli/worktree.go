@@ -23,6 +23,8 @@ type WorktreeOptions struct {
 	// Yes skips the confirmation; Force discards uncommitted changes.
 	Yes   bool
 	Force bool
+	// Checkpoint is the checkpoint restore starts from (0: the latest).
+	Checkpoint int
 }
 
 // Worktree actions.
@@ -85,6 +87,10 @@ Without a terminal they refuse unless --yes is given.`,
 		sub.Flags().BoolVar(&opts.JSON, "json", false, "print the worktree as JSON")
 		if name != actionRestore {
 			sub.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+		}
+		if name == actionRestore {
+			sub.Use = name + " SESSION [--checkpoint N]"
+			sub.Flags().IntVar(&opts.Checkpoint, "checkpoint", 0, "restore this checkpoint (its number in jam checkpoint list; default the latest)")
 		}
 		if name == actionRemove {
 			sub.Flags().BoolVar(&opts.Force, "force", false, "discard uncommitted changes")
@@ -163,7 +169,7 @@ func runWorktreeAction(ctx context.Context, action string, opts *WorktreeOptions
 	case actionRemove:
 		wt, err = client.WorktreeRemove(ctx, opts.Session, wire.WorktreeRemoveRequest{Force: opts.Force})
 	default:
-		wt, err = client.WorktreeRestore(ctx, opts.Session)
+		wt, err = client.WorktreeRestore(ctx, opts.Session, wire.WorktreeRestoreRequest{Checkpoint: opts.Checkpoint})
 	}
 	if err != nil {
 		return err

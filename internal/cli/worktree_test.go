@@ -115,7 +115,7 @@ func TestWorktreeCommands(t *testing.T) {
 		},
 		{
 			name: "restore needs no confirmation",
-			backend: backend{WorktreeRestoreFunc: func(_ context.Context, s string) (wire.Worktree, error) {
+			backend: backend{WorktreeRestoreFunc: func(_ context.Context, s string, _ wire.WorktreeRestoreRequest) (wire.Worktree, error) {
 				return worktreeFixture, nil
 			}},
 			inv:        invocation{args: []string{"worktree", "restore", "sess_1"}},

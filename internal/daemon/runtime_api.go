@@ -288,9 +288,9 @@ func (d *daemon) WorktreeRemove(ctx context.Context, ref string, r wire.Worktree
 }
 
 // WorktreeRestore implements api.Runtime.
-func (d *daemon) WorktreeRestore(ctx context.Context, ref string) (wire.Worktree, error) {
+func (d *daemon) WorktreeRestore(ctx context.Context, ref string, r wire.WorktreeRestoreRequest) (wire.Worktree, error) {
 	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
-		return rt.RestoreWorktree(ctx, id)
+		return rt.RestoreWorktree(ctx, id, r.Checkpoint)
 	})
 }
 

@@ -207,7 +207,7 @@ func TestWorktrees_archiveRemoveThroughTheAPI(t *testing.T) {
 	require.NoError(t, err, "%s", note)
 	require.Contains(t, string(note), "note this")
 
-	restored, err := c.WorktreeRestore(ctx, wt.Session)
+	restored, err := c.WorktreeRestore(ctx, wt.Session, wire.WorktreeRestoreRequest{})
 	require.NoError(t, err)
 	require.Equal(t, "active", restored.State)
 	require.Equal(t, 0, restored.Changes, "the note is committed now")

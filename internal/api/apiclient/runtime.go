@@ -84,9 +84,10 @@ func (c *Client) WorktreeRemove(ctx context.Context, session string, r wire.Work
 	return out, err
 }
 
-// WorktreeRestore checks a session's archived or removed worktree out again.
-func (c *Client) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
+// WorktreeRestore checks a session's archived or removed worktree out
+// again: from the checkpoint r names, else its latest.
+func (c *Client) WorktreeRestore(ctx context.Context, session string, r wire.WorktreeRestoreRequest) (wire.Worktree, error) {
 	var out wire.Worktree
-	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/worktrees/%s/restore", session)}, &out)
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/worktrees/%s/restore", session), body: r}, &out)
 	return out, err
 }

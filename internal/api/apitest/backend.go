@@ -46,7 +46,7 @@ type Backend struct {
 	WorktreesFunc       func(ctx context.Context) ([]wire.Worktree, error)
 	WorktreeArchiveFunc func(ctx context.Context, session string) (wire.Worktree, error)
 	WorktreeRemoveFunc  func(ctx context.Context, session string, r wire.WorktreeRemoveRequest) (wire.Worktree, error)
-	WorktreeRestoreFunc func(ctx context.Context, session string) (wire.Worktree, error)
+	WorktreeRestoreFunc func(ctx context.Context, session string, r wire.WorktreeRestoreRequest) (wire.Worktree, error)
 	// Quarantine.
 	QuarantineFunc func(ctx context.Context) ([]wire.QuarantinedRecord, error)
 

@@ -83,11 +83,11 @@ func (f Backend) WorktreeRemove(ctx context.Context, session string, r wire.Work
 	return f.WorktreeRemoveFunc(ctx, session, r)
 }
 
-func (f Backend) WorktreeRestore(ctx context.Context, session string) (wire.Worktree, error) {
+func (f Backend) WorktreeRestore(ctx context.Context, session string, r wire.WorktreeRestoreRequest) (wire.Worktree, error) {
 	if f.WorktreeRestoreFunc == nil {
 		return wire.Worktree{}, ErrUnset
 	}
-	return f.WorktreeRestoreFunc(ctx, session)
+	return f.WorktreeRestoreFunc(ctx, session, r)
 }
 
 func (f Backend) Quarantine(ctx context.Context) ([]wire.QuarantinedRecord, error) {

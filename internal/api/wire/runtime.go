@@ -186,6 +186,15 @@ type WorktreeRemoveRequest struct {
 	Force bool `json:"force,omitempty"`
 }
 
+// WorktreeRestoreRequest is the body of POST
+// /v1/worktrees/{session}/restore.
+type WorktreeRestoreRequest struct {
+	// Checkpoint is the Seq of the session's checkpoint to restore; 0
+	// means its latest (or, for a session without checkpoints, its kept
+	// branch).
+	Checkpoint int `json:"checkpoint,omitempty"`
+}
+
 // SessionMessage is one accepted piece of input to a session. Routing is
 // what took effect: note (context for the next turn), queue (a turn
 // answers it) or steer (it reached the running turn); Requested is what
