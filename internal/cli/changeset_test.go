@@ -52,8 +52,8 @@ func TestChangeSetCommands(t *testing.T) {
 			name:    "list",
 			backend: backend{Results: results},
 			inv:     invocation{args: []string{"changeset", "list"}},
-			wantStdout: "CHANGESET  SESSION  TURN    ORIGIN   CHANGES                      CREATED\n" +
-				"cs_2       sess_1   turn_2  salvage  no changes                   " + at + "\n" +
+			wantStdout: "CHANGESET  SESSION  TURN    ORIGIN   CHANGES                  CREATED\n" +
+				"cs_2       sess_1   turn_2  salvage  no changes               " + at + "\n" +
 				"cs_1       sess_1   turn_1  turn     4 files changed, +12 −4  " + at + "\n",
 		},
 		{
@@ -77,11 +77,11 @@ func TestChangeSetCommands(t *testing.T) {
 			wantStdout: "change set  cs_1\nsession     sess_1\nturn        turn_1\norigin      turn\nchanges     4 files changed, +12 −4\n" +
 				"base        1111111111111111111111111111111111111111 (checkpoint snap_1)\nend         2222222222222222222222222222222222222222 (checkpoint snap_2)\n" +
 				"patch       4096 bytes\ndigest      sha256:0123\ncreated     " + at + "\n\n" +
-				"KIND            PATH                    MODE              +   −  SIZE  SHA-256\n" +
-				"modified        main.go                 100644            10  4  120   bbbbbbbbbbbb\n" +
-				"modified        run.sh                  100644 → 100755  0   0  9     cccccccccccc\n" +
-				"added binary    logo.png                100644            -   -  2048  dddddddddddd\n" +
-				"renamed         old.txt → new name.txt  100644            2   0  3     ffffffffffff\n",
+				"KIND          PATH                    MODE             +   −  SIZE  SHA-256\n" +
+				"modified      main.go                 100644           10  4  120   bbbbbbbbbbbb\n" +
+				"modified      run.sh                  100644 → 100755  0   0  9     cccccccccccc\n" +
+				"added binary  logo.png                100644           -   -  2048  dddddddddddd\n" +
+				"renamed       old.txt → new name.txt  100644           2   0  3     ffffffffffff\n",
 		},
 		{
 			name:       "show of a foreign id",

@@ -116,6 +116,23 @@ func TestGitPlant_noJamCommandRunsWhatTheAgentPlanted(t *testing.T) {
 	wts, err = c.Worktrees(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 0, wts[0].Changes)
+	_, err = c.WorktreeRestore(ctx, wt.Session, wire.WorktreeRestoreRequest{Checkpoint: 3})
+	require.ErrorContains(t, err, "active", "an active worktree is not restored")
+
+	// The results routes answer over the daemon's store (no turn ran, so
+	// there is nothing yet), scoped to the workspace.
+	cps, err := c.Checkpoints(ctx, wt.Session)
+	require.NoError(t, err)
+	require.Empty(t, cps)
+	css, err := c.ChangeSets(ctx, wire.ChangeSetQuery{Session: wt.Session})
+	require.NoError(t, err)
+	require.Empty(t, css)
+	_, err = c.ChangeSet(ctx, "cs_01m8vb9058qnan7c2ah3wcqkg8")
+	require.ErrorContains(t, err, "not found")
+	_, err = c.ChangeSetPatch(ctx, "cs_01m8vb9058qnan7c2ah3wcqkg8")
+	require.ErrorContains(t, err, "not found")
+	_, err = c.Checkpoints(ctx, "sess_01m8vb903ptswbf820ejtmm7py")
+	require.ErrorContains(t, err, "not found")
 
 	require.Empty(t, gittest.Fired(t, markers), "a planted program ran as jamd")
 }

@@ -347,7 +347,7 @@ func (m *Manager) reopen(ctx context.Context, s store.Session) error {
 		return err
 	}
 	if err == nil && wt.State != store.WorktreeActive {
-		if _, err := m.RestoreWorktree(ctx, s.ID); err != nil {
+		if _, err := m.RestoreWorktree(ctx, s.ID, 0); err != nil {
 			return fmt.Errorf("resume session %s: %w", s.ID, err)
 		}
 	}

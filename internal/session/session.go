@@ -119,6 +119,8 @@ type Store interface {
 	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error)
 	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error)
 	WorktreeSetState(ctx context.Context, p store.WorktreeSetStateParams) (store.Worktree, error)
+	CheckpointLatest(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Checkpoint, error)
+	CheckpointList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Checkpoint, error)
 }
 
 // Settler settles the messages turns answer: the engine.

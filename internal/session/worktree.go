@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -38,10 +39,12 @@ func (m *Manager) RemoveWorktree(ctx context.Context, session jam.SessionID, for
 	})
 }
 
-// RestoreWorktree makes an archived or removed worktree active again: the
+// RestoreWorktree makes an archived or removed worktree active again. With
+// seq (a checkpoint's number) the worktree is made from that checkpoint;
+// without, from the session's latest checkpoint when it has one, else the
 // archived branch is checked out at the same path, or a removed one is
 // made anew from the repository's HEAD. The session's waiting turns run.
-func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID) (store.Worktree, error) {
+func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID, seq int) (store.Worktree, error) {
 	w, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, session)
 	if err != nil {
 		return store.Worktree{}, err
@@ -49,7 +52,40 @@ func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID) (s
 	if w.State == store.WorktreeActive {
 		return store.Worktree{}, fmt.Errorf("%w: the worktree of %s is active", jam.ErrConflict, session)
 	}
-	return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, worktree.Restore)
+	from, err := m.restorePoint(ctx, session, seq)
+	if err != nil {
+		return store.Worktree{}, err
+	}
+	op := worktree.Restore
+	if from != nil {
+		op = func(ctx context.Context, w store.Worktree) error { return worktree.RestoreFrom(ctx, w, *from) }
+	}
+	return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, op)
+}
+
+// restorePoint is the checkpoint a restore starts from: number seq, or
+// the latest (nil when the session has none).
+func (m *Manager) restorePoint(ctx context.Context, session jam.SessionID, seq int) (*store.Checkpoint, error) {
+	if seq <= 0 {
+		c, err := m.cfg.Store.CheckpointLatest(ctx, m.cfg.Workspace, session)
+		if errors.Is(err, jam.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &c, nil
+	}
+	list, err := m.cfg.Store.CheckpointList(ctx, m.cfg.Workspace, session)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range list {
+		if c.Seq == seq {
+			return &c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: session %s has no checkpoint %d (it has %d; see jam checkpoint list)", jam.ErrNotFound, session, seq, len(list))
 }
 
 // worktreeOp holds the session (no turn runs meanwhile), checks the

@@ -99,14 +99,14 @@ func TestManager_worktreeArchiveRestoreRemove(t *testing.T) {
 	_, seen := prompts.Load("ann wrote in the room:\ndo " + string(msg))
 	require.False(t, seen)
 
-	restored, err := m.RestoreWorktree(ctx, s.ID)
+	restored, err := m.RestoreWorktree(ctx, s.ID, 0)
 	require.NoError(t, err)
 	require.Equal(t, store.WorktreeActive, restored.State)
 	notes, err := os.ReadFile(filepath.Join(w.Path, "NOTES.md"))
 	require.NoError(t, err)
 	require.Equal(t, "work in progress\n", string(notes))
 	require.Equal(t, msg, <-b.set.done, "the waiting turn runs once the worktree is back")
-	_, err = m.RestoreWorktree(ctx, s.ID)
+	_, err = m.RestoreWorktree(ctx, s.ID, 0)
 	require.ErrorIs(t, err, jam.ErrConflict, "already active")
 	require.Eventually(t, func() bool {
 		turns, err := b.st.TurnList(ctx, b.ws, s.ID)
@@ -134,7 +134,7 @@ func TestManager_worktreeArchiveRestoreRemove(t *testing.T) {
 	require.NotContains(t, list, w.Path, "pruned")
 
 	// Restoring a removed worktree makes a new one on a new branch.
-	_, err = m.RestoreWorktree(ctx, s.ID)
+	_, err = m.RestoreWorktree(ctx, s.ID, 0)
 	require.NoError(t, err)
 	require.NoFileExists(t, filepath.Join(w.Path, "NOTES.md"))
 	head, err := git(ctx, w.Path, "rev-parse", "--abbrev-ref", "HEAD")

@@ -15,6 +15,8 @@
 //     it removes the directory, and keeps the branch, so Restore checks the
 //     same work out again. A plain directory has no branch to keep and
 //     cannot be archived (jam.ErrInvalid).
+//   - RestoreFrom restores from a checkpoint: the checkpoint's files on
+//     the branch at the checkpoint's base, never the repository's HEAD.
 //   - Remove deletes the directory and the branch, and refuses
 //     (jam.ErrConflict) while there are uncommitted changes unless forced.
 //   - Every git call goes through internal/git, hardened: nothing the
@@ -172,6 +174,25 @@ func Restore(ctx context.Context, w store.Worktree) error {
 		return gitcli.WorktreeAdd(ctx, w.Repo, w.Path, w.Branch)
 	}
 	return gitcli.WorktreeAddBranch(ctx, w.Repo, w.Path, w.Branch)
+}
+
+// RestoreFrom makes a removed (or archived) worktree again from checkpoint
+// c: its files are the checkpoint's, byte for byte, on its branch at the
+// checkpoint's base commit (created there when it was deleted), never
+// reset to the repository's current HEAD. A branch that points elsewhere
+// (an archive's commit) is left as it is and the restore refused
+// (jam.ErrConflict). A directory still on disk is refused
+// (jam.ErrAlreadyExists): a checkpoint replaces nothing.
+func RestoreFrom(ctx context.Context, w store.Worktree, c store.Checkpoint) error {
+	if c.SessionID != w.SessionID {
+		return fmt.Errorf("%w: checkpoint %s is of session %s, not %s", jam.ErrInvalid, c.ID, c.SessionID, w.SessionID)
+	}
+	if w.Repo != "" {
+		if err := gitcli.WorktreePrune(ctx, w.Repo); err != nil {
+			return err
+		}
+	}
+	return gitcli.RestoreSnapshot(ctx, gitcli.RestoreParams{Repo: w.Repo, GitDir: c.GitDir, Path: w.Path, Branch: w.Branch, Commit: c.Commit, Base: c.BaseCommit})
 }
 
 // summary shows the first few changes.
