@@ -26,10 +26,10 @@ func TestParseRaw(t *testing.T) {
 	assert.Empty(t, empty)
 	for _, bad := range []string{
 		"not an entry\x00",
-		":100644 100644 " + a + " " + b + " M\x00",             // no path
+		":100644 100644 " + a + " " + b + " M\x00",                // no path
 		":100644 100644 " + a + " " + b + " R050\x00only-one\x00", // a rename with one path
-		":10064x 100644 " + a + " " + b + " M\x00p\x00",          // a mode that is not octal
-		":100644 100644 " + a + " " + b + " Mxx\x00p\x00",        // a status that is not a letter and a score
+		":10064x 100644 " + a + " " + b + " M\x00p\x00",           // a mode that is not octal
+		":100644 100644 " + a + " " + b + " Mxx\x00p\x00",         // a status that is not a letter and a score
 		"\x00\x00",
 	} {
 		_, err := git.ParseRaw(bad)
