@@ -240,3 +240,13 @@ func CommitAll(ctx context.Context, repo, path, message string) (string, error) 
 	out, err := run(ctx, program, p.place, "rev-parse", "--verify", "HEAD^{commit}")
 	return strings.TrimSpace(out), err
 }
+
+// DeleteRef deletes a ref (refs/...) of the git directory at dir; one
+// that does not exist is no error.
+func DeleteRef(ctx context.Context, dir, ref string) error {
+	if !strings.HasPrefix(ref, "refs/") {
+		return fmt.Errorf("%w: ref %q is not under refs/", jam.ErrInvalid, ref)
+	}
+	_, err := Run(ctx, dir, "update-ref", "-d", ref)
+	return err
+}

@@ -75,6 +75,14 @@
 // Manager records the worktree's state. A worktree operation and a running
 // turn exclude each other per session, and the turns of a session whose
 // worktree is not active wait, queued, until it is restored.
+//
+// With Config.Results, every turn is bracketed by checkpoints of its
+// session's worktree and leaves a change set (origin turn, or salvage for
+// a turn that failed, was cancelled or was interrupted), recorded before
+// its answer settles; a turn whose start checkpoint cannot be taken fails
+// before the agent sees it. Archive and remove take a checkpoint first,
+// so a removed worktree is restored as it was left. results.go has the
+// details.
 package session
 
 import (
@@ -119,8 +127,10 @@ type Store interface {
 	LeaseLive(ctx context.Context, ws jam.WorkspaceID, holder string) (store.Lease, error)
 	WorktreeForSession(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Worktree, error)
 	WorktreeSetState(ctx context.Context, p store.WorktreeSetStateParams) (store.Worktree, error)
+	CheckpointInsert(ctx context.Context, c store.Checkpoint) (store.Checkpoint, error)
 	CheckpointLatest(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) (store.Checkpoint, error)
 	CheckpointList(ctx context.Context, ws jam.WorkspaceID, session jam.SessionID) ([]store.Checkpoint, error)
+	ChangeSetInsert(ctx context.Context, c store.ChangeSet) (store.ChangeSet, error)
 }
 
 // Settler settles the messages turns answer: the engine.
@@ -165,6 +175,9 @@ type Config struct {
 	// agent reports none (pricing.Table.Settle). Default: no prices, so
 	// an unreported cost is unknown.
 	Prices func() pricing.Table
+	// Results turns on the checkpoints and change sets of turns
+	// (results.go). Nil: none are taken.
+	Results *ResultsConfig
 }
 
 // Manager runs the owned sessions of one workspace.
@@ -234,6 +247,11 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = 2 * time.Second
 	}
+	if cfg.Results != nil {
+		if err := cfg.Results.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
@@ -266,6 +284,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		for _, t := range turns {
 			switch {
 			case t.State.Active():
+				m.salvageInterrupted(ctx, s, t)
 				if err := m.interrupt(ctx, s, t, jam.ReasonDaemonRestarted); err != nil {
 					return err
 				}

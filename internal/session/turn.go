@@ -123,6 +123,12 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		decided()
 		return cancelled(jam.TurnPreparing)
 	}
+	// The worktree as the turn finds it, before the agent sees the prompt.
+	res, err := m.startResults(ctx, wt, t)
+	if err != nil {
+		m.log.Warn("turn start checkpoint not taken", "turn", t.ID, "session", s.ID, "err", err)
+		return moveWhy(jam.TurnPreparing, jam.TurnFailed, ReasonCheckpointFailed, err)
+	}
 	// The notes the prompt carries are consumed by this turn in the
 	// transaction that moves it to running.
 	t, err = m.transition(ctx, s, store.TurnTransitionParams{ID: t.ID, From: jam.TurnPreparing, To: jam.TurnRunning,
@@ -161,6 +167,12 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	// daemon is stopping: Stop waits for it.
 	stopping := ctx.Err() != nil && !byUser()
 	ctx = context.WithoutCancel(ctx)
+	// What the turn changed is recorded before its answer settles.
+	origin := store.ChangeSetTurn
+	if perr != nil || ans.StopReason == harness.StopCancelled || ans.StopReason == harness.StopFailed {
+		origin = store.ChangeSetSalvage
+	}
+	m.endResults(ctx, wt, t, res, origin)
 	if perr != nil {
 		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr, m.settleUsage(used))
 	}

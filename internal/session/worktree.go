@@ -16,7 +16,12 @@ import (
 // stay queued) until RestoreWorktree. Refused with jam.ErrConflict while
 // a turn of the session runs, or when the worktree is not active.
 func (m *Manager) ArchiveWorktree(ctx context.Context, session jam.SessionID) (store.Worktree, error) {
-	return m.worktreeOp(ctx, session, store.WorktreeActive, store.WorktreeArchived, worktree.Archive)
+	return m.worktreeOp(ctx, session, store.WorktreeActive, store.WorktreeArchived, func(ctx context.Context, w store.Worktree) error {
+		if err := m.requestCheckpoint(ctx, w); err != nil {
+			return err
+		}
+		return worktree.Archive(ctx, w)
+	})
 }
 
 // RemoveWorktree deletes a session's worktree: its directory (git worktree
@@ -35,15 +40,20 @@ func (m *Manager) RemoveWorktree(ctx context.Context, session jam.SessionID, for
 		from = store.WorktreeArchived
 	}
 	return m.worktreeOp(ctx, session, from, store.WorktreeRemoved, func(ctx context.Context, w store.Worktree) error {
+		if err := m.requestCheckpoint(ctx, w); err != nil {
+			return err
+		}
 		return worktree.Remove(ctx, w, force)
 	})
 }
 
 // RestoreWorktree makes an archived or removed worktree active again. With
-// seq (a checkpoint's number) the worktree is made from that checkpoint;
-// without, from the session's latest checkpoint when it has one, else the
-// archived branch is checked out at the same path, or a removed one is
-// made anew from the repository's HEAD. The session's waiting turns run.
+// seq (a checkpoint's number) the worktree is made from that checkpoint.
+// Without, an archived worktree's branch (which holds everything the
+// archive committed) is checked out at the same path, and a removed one
+// is made from the session's latest checkpoint, or, for a session that
+// has none, anew from the repository's HEAD. The session's waiting turns
+// run.
 func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID, seq int) (store.Worktree, error) {
 	w, err := m.cfg.Store.WorktreeForSession(ctx, m.cfg.Workspace, session)
 	if err != nil {
@@ -52,11 +62,15 @@ func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID, se
 	if w.State == store.WorktreeActive {
 		return store.Worktree{}, fmt.Errorf("%w: the worktree of %s is active", jam.ErrConflict, session)
 	}
+	op := worktree.Restore
+	if w.State == store.WorktreeArchived && seq <= 0 {
+		// The archive committed everything to the branch: check it out.
+		return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, op)
+	}
 	from, err := m.restorePoint(ctx, session, seq)
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	op := worktree.Restore
 	if from != nil {
 		op = func(ctx context.Context, w store.Worktree) error { return worktree.RestoreFrom(ctx, w, *from) }
 	}
