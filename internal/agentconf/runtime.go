@@ -44,6 +44,7 @@ type Runtime struct {
 	Sandbox          string
 	Network          string
 	ReadOnly         []string
+	CommitTurns      bool
 }
 
 // Of is the request form of a stored configuration: what a read shows and
@@ -51,7 +52,8 @@ type Runtime struct {
 // lists the names).
 func Of(c store.TemplateConfig) Runtime {
 	return Runtime{Harness: c.Harness, Command: c.Command, Model: c.Model, Repo: c.Repo, Placement: string(c.Placement), Permission: c.Permission,
-		HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout), Sandbox: c.Sandbox, Network: formatNetwork(c.NoNetwork), ReadOnly: c.ReadOnly}
+		HandshakeTimeout: formatHandshakeTimeout(c.HandshakeTimeout), Sandbox: c.Sandbox, Network: formatNetwork(c.NoNetwork), ReadOnly: c.ReadOnly,
+		CommitTurns: c.CommitTurns}
 }
 
 // Validate checks a runtime request against the registered harnesses and
@@ -61,7 +63,7 @@ func Of(c store.TemplateConfig) Runtime {
 // Configure).
 func Validate(reg *harness.Registry, r Runtime) (store.TemplateConfig, error) {
 	c := store.TemplateConfig{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo,
-		Placement: jam.Placement(r.Placement), Permission: r.Permission}
+		Placement: jam.Placement(r.Placement), Permission: r.Permission, CommitTurns: r.CommitTurns}
 	if c.Harness == "" {
 		c.Harness = DefaultHarness
 	}
@@ -185,7 +187,7 @@ func (c Conf) Add(ctx context.Context, tmpl jam.TemplateID, r Runtime) (store.Te
 }
 
 // ConfigKeys are the keys Configure knows, besides env.NAME.
-var ConfigKeys = []string{"command", "model", "repo", "placement", "permission", "handshake_timeout", "sandbox", "network", "read_only"}
+var ConfigKeys = []string{"command", "model", "repo", "placement", "permission", "handshake_timeout", "sandbox", "network", "read_only", "commit_turns"}
 
 // Configure applies KEY=VALUE settings to template t's desired
 // configuration and returns the new one with a description of the change
@@ -238,6 +240,15 @@ func (c Conf) Configure(ctx context.Context, t store.Template, set map[string]st
 			}
 		case "network":
 			rt.Network = v
+		case "commit_turns":
+			switch v {
+			case "true":
+				rt.CommitTurns = true
+			case "false", "":
+				rt.CommitTurns = false
+			default:
+				return store.TemplateConfig{}, "", fmt.Errorf("%w: commit_turns=%q: want true or false", jam.ErrInvalid, v)
+			}
 		case "read_only":
 			rt.ReadOnly = nil
 			if v != "" {

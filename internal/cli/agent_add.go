@@ -29,6 +29,9 @@ type AgentAddOptions struct {
 	// and ReadOnly (further paths a sandboxed agent may read).
 	Sandbox, Network string
 	ReadOnly         []string
+	// CommitTurns commits each succeeded turn's change set to the
+	// session's branch.
+	CommitTurns bool
 	// Env are --env entries: NAME=VALUE, or NAME to pass this command's
 	// own value of NAME.
 	Env              []string
@@ -44,7 +47,7 @@ func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentA
 		opts.lookupEnv = os.LookupEnv
 	}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--harness KIND] [--command CMD] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]...",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--harness KIND] [--command CMD] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]... [--commit-turns]",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
@@ -132,6 +135,7 @@ this with.`,
 	cmd.Flags().StringVar(&opts.Sandbox, "sandbox", "", "what an owned agent runs under: bwrap or local (default: bwrap where bubblewrap works)")
 	cmd.Flags().StringVar(&opts.Network, "network", "", "on (the default) or off: an owned agent under bwrap without network")
 	cmd.Flags().StringArrayVar(&opts.ReadOnly, "read-only", nil, "a further absolute path a sandboxed agent may read; repeatable")
+	cmd.Flags().BoolVar(&opts.CommitTurns, "commit-turns", false, "commit each succeeded turn's change set to the session's branch, with trailers naming the turn and change set")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
 }
@@ -183,15 +187,15 @@ func runAgentAdd(ctx context.Context, opts *AgentAddOptions) error {
 		}
 		var err error
 		req.Runtime = &wire.AgentRuntime{Harness: kind, Command: argv, Model: opts.Model, Repo: opts.Repo, Placement: opts.Placement, Permission: opts.Permission,
-			Sandbox: opts.Sandbox, Network: opts.Network, ReadOnly: opts.ReadOnly}
+			Sandbox: opts.Sandbox, Network: opts.Network, ReadOnly: opts.ReadOnly, CommitTurns: opts.CommitTurns}
 		if req.Runtime.Env, err = envEntries(opts.Env, opts.lookupEnv); err != nil {
 			return err
 		}
 		if opts.HandshakeTimeout != 0 {
 			req.Runtime.HandshakeTimeout = opts.HandshakeTimeout.String()
 		}
-	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" || opts.Sandbox != "" || opts.Network != "" || len(opts.ReadOnly) > 0 {
-		return &usageError{err: fmt.Errorf("--env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command")}
+	} else if len(opts.Env) > 0 || opts.HandshakeTimeout != 0 || opts.Model != "" || opts.Sandbox != "" || opts.Network != "" || len(opts.ReadOnly) > 0 || opts.CommitTurns {
+		return &usageError{err: fmt.Errorf("--env, --model, --handshake-timeout, --sandbox, --network, --read-only and --commit-turns are for owned agents: add --harness or --command")}
 	}
 	client := newClient(opts.DataDir)
 	defer client.Close()

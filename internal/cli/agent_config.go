@@ -28,8 +28,11 @@ func newAgentConfigCmd(io *IOStreams, deps Deps, runF func(context.Context, *Age
 placement, permission, handshake_timeout (a duration; 0 is the default,
 2m), sandbox (bwrap or local; sandbox= is jamd's default), network (on, or
 off: bwrap only), read_only (further paths a sandboxed agent may read,
-separated by ":"; read_only= clears them) or env.NAME (a variable of the
-agent's environment; env.NAME= unsets it). The change raises the desired generation; the agent's next process
+separated by ":"; read_only= clears them), commit_turns (true: each
+succeeded turn's change set is also committed to the session's branch,
+with trailers naming the turn and change set; takes effect at the next
+turn, without a new process) or env.NAME (a variable of the agent's
+environment; env.NAME= unsets it). The change raises the desired generation; the agent's next process
 runs it, and until then "jam agent list" shows the desired and effective
 generations and what is pending. An environment value is stored encrypted
 and never shown: the pending change names only the variable (env.NAME).

@@ -83,7 +83,7 @@ func TestAgentAdd(t *testing.T) {
 			name:       "env without a command",
 			inv:        invocation{args: []string{"agent", "add", "alice", "--env", "A=1"}},
 			wantCode:   2,
-			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command\n",
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network, --read-only and --commit-turns are for owned agents: add --harness or --command\n",
 		},
 		{
 			name: "owned, sandboxed without network, with a read-only path",
@@ -97,7 +97,7 @@ func TestAgentAdd(t *testing.T) {
 			name:       "sandbox without a command",
 			inv:        invocation{args: []string{"agent", "add", "alice", "--sandbox", "local"}},
 			wantCode:   2,
-			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network and --read-only are for owned agents: add --harness or --command\n",
+			wantStderr: "jam: --env, --model, --handshake-timeout, --sandbox, --network, --read-only and --commit-turns are for owned agents: add --harness or --command\n",
 		},
 		{
 			name: "a harness kind alone is owned, its command the daemon's default",

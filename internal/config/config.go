@@ -52,6 +52,12 @@ type Config struct {
 	// BandTimeout bounds one REST request to Band. Zero means the
 	// default (15s).
 	BandTimeout time.Duration
+	// CheckpointExclude are globs of paths no checkpoint records, beside
+	// the built-in credential files.
+	CheckpointExclude []string
+	// ChangeSetMaxPatchBytes bounds a change set's stored patch; 0 means
+	// the default (8 MiB).
+	ChangeSetMaxPatchBytes int64
 }
 
 // BandEmbedded selects the embedded hub.

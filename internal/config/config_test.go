@@ -121,6 +121,48 @@ func TestLoad_store(t *testing.T) {
 	require.False(t, config.IsPostgresURL("sqlite"))
 }
 
+func TestLoad_results(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg, err := b.load(t)
+	require.NoError(t, err)
+	require.Empty(t, cfg.CheckpointExclude)
+	require.Zero(t, cfg.ChangeSetMaxPatchBytes)
+	b.env["JAM_CONFIG"] = b.writeFile(t, "checkpoint_exclude = \" *.sqlite , /build/,,\"\nchangeset_max_patch_bytes = \"2MiB\"\n")
+	cfg, err = b.load(t)
+	require.NoError(t, err)
+	require.Equal(t, []string{"*.sqlite", "/build/"}, cfg.CheckpointExclude)
+	require.Equal(t, int64(2<<20), cfg.ChangeSetMaxPatchBytes)
+	cfg, err = b.load(t, "--changeset-max-patch-bytes", "65536")
+	require.NoError(t, err)
+	require.Equal(t, int64(65536), cfg.ChangeSetMaxPatchBytes)
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"0": 0, "12": 12, "12B": 12, "3KiB": 3 << 10, "3K": 3 << 10, "8MiB": 8 << 20, " 8 MiB ": 8 << 20, "1GiB": 1 << 30, "2G": 2 << 30} {
+		got, err := config.ParseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "MiB", "-1", "1.5MiB", "1TiB", "99999999999999999999", "4611686018427387904G", "1 0"} {
+		_, err := config.ParseSize(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"8MiB", "1", "-1", "99G", "1KiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := config.ParseSize(s)
+		if err == nil && n < 0 {
+			t.Fatalf("ParseSize(%q) = %d: negative", s, n)
+		}
+	})
+}
+
 func TestLoad_dataDirIsAbsolute(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -155,7 +197,7 @@ func TestLoad_errors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "unknown file key", file: "log_levle = \"info\"\n", wantErr: "invalid configuration: log_levle (from config file "},
-		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: band, band_key, band_timeout, data_dir, http_addr, hub_addr, log_format, log_level, shutdown_timeout, store)"},
+		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: band, band_key, band_timeout, changeset_max_patch_bytes, checkpoint_exclude, data_dir, http_addr, hub_addr, log_format, log_level, shutdown_timeout, store)"},
 		{name: "file syntax", file: "log_level = \n", wantErr: "line 1:"},
 		{name: "non-string value", file: "shutdown_timeout = 5\n", wantErr: "shutdown_timeout (from config file"},
 		{name: "table value", file: "[store]\nkind = \"x\"\n", wantErr: "want a string, got map"},
@@ -178,6 +220,10 @@ func TestLoad_errors(t *testing.T) {
 		{name: "hub addr public", args: []string{"--hub-addr", "8.8.8.8:4000"}, wantErr: "is not a loopback address"},
 		{name: "empty data dir", args: []string{"--data-dir", ""}, wantErr: "data_dir (from --data-dir): empty path"},
 		{name: "no home", env: map[string]string{"HOME": ""}, wantErr: "no data directory"},
+		{name: "patch bound not a size", args: []string{"--changeset-max-patch-bytes", "lots"}, wantErr: `"lots" is not a size such as 8MiB`},
+		{name: "patch bound too large", args: []string{"--changeset-max-patch-bytes", "16MiB"}, wantErr: "outside 64KiB to 15MiB"},
+		{name: "patch bound too small", env: map[string]string{"JAM_CHANGESET_MAX_PATCH_BYTES": "100"}, wantErr: "outside 64KiB to 15MiB"},
+		{name: "exclusion of everything", file: "checkpoint_exclude = \"*.db, /\"\n", wantErr: `glob "/" is empty`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -127,6 +128,53 @@ var keys = []key{
 		c.HubAddr = addr
 		return nil
 	}},
+	{name: "checkpoint_exclude", usage: "comma-separated globs of further paths no checkpoint records, beside the built-in credential files (.env*, *.pem, *.key, id_rsa*, .netrc, cloud credentials), e.g. \"*.sqlite,/build/\"", set: func(c *Config, v string) error {
+		var globs []string
+		for _, g := range strings.Split(v, ",") {
+			g = strings.TrimSpace(g)
+			if g == "" {
+				continue
+			}
+			if g == "/" || strings.ContainsAny(g, "\x00\n") {
+				return fmt.Errorf("glob %q is empty, only \"/\", or holds a NUL or newline", g)
+			}
+			globs = append(globs, g)
+		}
+		c.CheckpointExclude = globs
+		return nil
+	}},
+	{name: "changeset_max_patch_bytes", usage: "largest patch a change set keeps, e.g. 8MiB (64KiB to 15MiB); a larger one is kept as its manifest and checkpoints", set: func(c *Config, v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		if n < 64<<10 || n > 15<<20 {
+			return fmt.Errorf("%d bytes is outside 64KiB to 15MiB", n)
+		}
+		c.ChangeSetMaxPatchBytes = n
+		return nil
+	}},
+}
+
+// ParseSize reads a byte count: a whole number with an optional unit
+// (B, KiB, MiB, GiB; also K, M, G as the binary units).
+func ParseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size such as 8MiB", v)
+	}
+	return n * mult, nil
 }
 
 func keyNamed(name string) (key, bool) {

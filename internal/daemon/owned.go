@@ -29,6 +29,10 @@ import (
 // directory.
 const worktreeDir = "worktrees"
 
+// checkpointDir holds the private git directories of the checkpoints of
+// sessions without a repository, under the data directory.
+const checkpointDir = "checkpoints"
+
 // deliverer hands owned bindings' messages to the session manager; the
 // messages of attached agents are already in the queue they pull from.
 type deliverer struct {
@@ -62,6 +66,8 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		Launch:   m.launch,
 		Manifest: harnessManifest,
 		Prices:   prices,
+		Results: &session.ResultsConfig{PrivateRoot: filepath.Join(m.d.cfg.DataDir, checkpointDir),
+			Exclude: m.d.cfg.CheckpointExclude, MaxPatchBytes: m.d.cfg.ChangeSetMaxPatchBytes},
 	})
 	if err != nil {
 		return err
@@ -120,13 +126,13 @@ func (m *messaging) conf() agentconf.Conf {
 func wireRuntime(c store.TemplateConfig) wire.AgentRuntime {
 	r := agentconf.Of(c)
 	return wire.AgentRuntime{Harness: r.Harness, Command: r.Command, Model: r.Model, Repo: r.Repo, Placement: r.Placement, Permission: r.Permission,
-		EnvNames: agentconf.EnvNames(c.Env), HandshakeTimeout: r.HandshakeTimeout, Sandbox: r.Sandbox, Network: r.Network, ReadOnly: r.ReadOnly}
+		EnvNames: agentconf.EnvNames(c.Env), HandshakeTimeout: r.HandshakeTimeout, Sandbox: r.Sandbox, Network: r.Network, ReadOnly: r.ReadOnly, CommitTurns: r.CommitTurns}
 }
 
 // runtimeRequest is the use cases' form of a wire runtime request.
 func runtimeRequest(w wire.AgentRuntime) agentconf.Runtime {
 	return agentconf.Runtime{Harness: w.Harness, Command: w.Command, Model: w.Model, Repo: w.Repo, Placement: w.Placement, Permission: w.Permission,
-		Env: w.Env, HandshakeTimeout: w.HandshakeTimeout, Sandbox: w.Sandbox, Network: w.Network, ReadOnly: w.ReadOnly}
+		Env: w.Env, HandshakeTimeout: w.HandshakeTimeout, Sandbox: w.Sandbox, Network: w.Network, ReadOnly: w.ReadOnly, CommitTurns: w.CommitTurns}
 }
 
 // launch starts an agent process for a configuration through its harness:

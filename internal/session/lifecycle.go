@@ -164,6 +164,7 @@ func (m *Manager) leaveHost(h string) {
 // runs).
 func sameLaunch(a, b store.TemplateConfig) bool {
 	a.Resume, b.Resume = "", ""
+	a.CommitTurns, b.CommitTurns = false, false
 	return reflect.DeepEqual(a, b)
 }
 

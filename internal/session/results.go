@@ -175,8 +175,10 @@ func (m *Manager) startResults(ctx context.Context, wt store.Worktree, t store.T
 }
 
 // endResults takes the turn's end checkpoint and captures its change set
-// with origin; failures are logged (the turn's outcome stands).
-func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Turn, r turnResults, origin store.ChangeSetOrigin) {
+// with origin; failures are logged (the turn's outcome stands). With
+// commit (the agent's commit_turns), a non-empty change set of a
+// completed turn of a repository's worktree is committed to its branch.
+func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Turn, r turnResults, origin store.ChangeSetOrigin, commit bool) {
 	if r.start == nil {
 		return
 	}
@@ -193,6 +195,32 @@ func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Tur
 	}
 	m.log.Info("change set captured", "turn", t.ID, "changeset", cs.ID, "origin", string(origin),
 		"files", len(cs.Files), "additions", cs.Additions, "deletions", cs.Deletions)
+	if commit && origin == store.ChangeSetTurn && !cs.Empty() && wt.Repo != "" {
+		if err := m.commitTurn(ctx, wt, t, cs, end); err != nil {
+			m.log.Warn("turn not committed", "turn", t.ID, "changeset", cs.ID, "err", err)
+		}
+	}
+}
+
+// commitTurn commits the end checkpoint's tree (the worktree's files, no
+// credential file among them) to the session's branch, with trailers
+// naming the session, turn and change set, so git log attributes the
+// work to its turn.
+func (m *Manager) commitTurn(ctx context.Context, wt store.Worktree, t store.Turn, cs store.ChangeSet, end store.Checkpoint) error {
+	ctx, cancel := context.WithTimeout(ctx, checkpointTimeout)
+	defer cancel()
+	files := "1 file"
+	if len(cs.Files) != 1 {
+		files = strconv.Itoa(len(cs.Files)) + " files"
+	}
+	msg := fmt.Sprintf("jam: turn %s (%s changed, +%d -%d)\n\nJam-Session: %s\nJam-Turn: %s\nJam-ChangeSet: %s\nJam-Subject-Digest: %s\n",
+		t.ID, files, cs.Additions, cs.Deletions, wt.SessionID, t.ID, cs.ID, cs.SubjectDigest)
+	commit, err := gitcli.CommitTree(ctx, gitcli.CommitTreeParams{Repo: wt.Repo, Path: wt.Path, Branch: wt.Branch, Tree: end.Tree, Message: msg, At: m.cfg.Now()})
+	if err != nil {
+		return err
+	}
+	m.log.Info("turn committed", "turn", t.ID, "changeset", cs.ID, "branch", wt.Branch, "commit", commit)
+	return nil
 }
 
 // salvageInterrupted captures what a turn the daemon's stop cut short
@@ -225,7 +253,7 @@ func (m *Manager) salvageInterrupted(ctx context.Context, s store.Session, t sto
 	if start == nil {
 		return
 	}
-	m.endResults(ctx, wt, t, turnResults{start: start}, store.ChangeSetSalvage)
+	m.endResults(ctx, wt, t, turnResults{start: start}, store.ChangeSetSalvage, false)
 }
 
 // requestCheckpoint records the worktree's files before an archive or a

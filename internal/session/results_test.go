@@ -16,6 +16,7 @@ import (
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
 
 // resultsManager is a manager that takes checkpoints and captures change
@@ -327,4 +328,82 @@ func TestResults_salvagesATurnADeadDaemonLeftRunning(t *testing.T) {
 	cs := b.turnChangeSet(t, got)
 	require.Equal(t, store.ChangeSetSalvage, cs.Origin)
 	require.Equal(t, []string{"added partial.txt"}, paths(cs))
+}
+
+// TestResults_commitTurns: with commit_turns, each succeeded turn's
+// change set is committed to the session's branch with trailers naming
+// it; credential files stay out, an empty turn commits nothing, a failed
+// turn's salvage is not committed, and the worktree shows clean after.
+func TestResults_commitTurns(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	b := setup(t)
+	ctx := t.Context()
+	tmpl, err := b.st.TemplateGet(ctx, b.ws, b.sess.TemplateID)
+	require.NoError(t, err)
+	tmpl.Desired.CommitTurns = true
+	tmpl.Desired.Repo = repo
+	tmpl.ID = jam.New[jam.TemplateID](b.m)
+	tmpl.Peer = jam.PeerKey{Profile: "local", Scope: "committer"}
+	tmpl, err = b.st.TemplatePut(ctx, tmpl)
+	require.NoError(t, err)
+	s, err := b.st.SessionCreate(ctx, store.Session{ID: jam.New[jam.SessionID](b.m), WorkspaceID: b.ws, TemplateID: tmpl.ID, Peer: tmpl.Peer,
+		Room: "0190a1b2-0000-4000-8000-0000000000cc", CreatedAt: time.Now()})
+	require.NoError(t, err)
+	w, err := worktree.New(ctx, filepath.Join(t.TempDir(), "worktrees"), jam.New[jam.WorktreeID](b.m), tmpl, s, time.Now())
+	require.NoError(t, err)
+	w, err = b.st.WorktreePut(ctx, w)
+	require.NoError(t, err)
+	stop := map[jam.PlatformMessageID]harness.StopReason{}
+	edit := map[jam.PlatformMessageID]func(){
+		"0190a1b2-0000-4000-8000-000000000071": func() {
+			require.NoError(t, os.WriteFile(filepath.Join(w.Path, "a.txt"), []byte("a\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(w.Path, ".env"), []byte("SECRET=canary\n"), 0o600))
+		},
+		"0190a1b2-0000-4000-8000-000000000072": func() {},
+		"0190a1b2-0000-4000-8000-000000000073": func() {
+			require.NoError(t, os.WriteFile(filepath.Join(w.Path, "b.txt"), []byte("b\n"), 0o644))
+		},
+	}
+	stop["0190a1b2-0000-4000-8000-000000000073"] = harness.StopFailed
+	m := b.resultsManager(t, func(text string) (harness.Outcome, error) {
+		id := jam.PlatformMessageID(text[strings.LastIndex(text, " ")+1:])
+		edit[id]()
+		reason := harness.StopCompleted
+		if r, ok := stop[id]; ok {
+			reason = r
+		}
+		return harness.Outcome{StopReason: reason, ProviderReason: "end_turn", Text: "ok"}, nil
+	})
+	tip := func() string {
+		out, err := git(ctx, repo, "rev-parse", w.Branch)
+		require.NoError(t, err)
+		return out
+	}
+	start := tip()
+	first := b.deliverTo(t, m, s, "0190a1b2-0000-4000-8000-000000000071")
+	cs := b.turnChangeSet(t, first)
+	require.NotEqual(t, start, tip(), "the turn is committed")
+	body, err := git(ctx, repo, "log", "-1", "--format=%an%n%B", w.Branch)
+	require.NoError(t, err)
+	require.Contains(t, body, "jam\njam: turn "+string(first.ID)+" (1 file changed, +1 -0)")
+	require.Contains(t, body, "Jam-Turn: "+string(first.ID))
+	require.Contains(t, body, "Jam-ChangeSet: "+string(cs.ID))
+	require.Contains(t, body, "Jam-Subject-Digest: "+cs.SubjectDigest)
+	trailers, err := git(ctx, repo, "log", "-1", "--format=%(trailers:key=Jam-ChangeSet,valueonly)", w.Branch)
+	require.NoError(t, err)
+	require.Equal(t, string(cs.ID), trailers, "git reads them as trailers")
+	files, err := git(ctx, repo, "show", "--name-only", "--format=", w.Branch)
+	require.NoError(t, err)
+	require.Equal(t, "a.txt", files, "the credential file is not committed")
+	status, err := git(ctx, w.Path, "status", "--porcelain")
+	require.NoError(t, err)
+	require.Equal(t, "?? .env", status, "the worktree shows what the commit holds as committed")
+
+	committed := tip()
+	b.deliverTo(t, m, s, "0190a1b2-0000-4000-8000-000000000072")
+	require.Equal(t, committed, tip(), "an empty change set commits nothing")
+	failed := b.deliverTo(t, m, s, "0190a1b2-0000-4000-8000-000000000073")
+	require.Equal(t, jam.TurnFailed, failed.State)
+	require.Equal(t, committed, tip(), "salvage is not committed")
 }

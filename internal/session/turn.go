@@ -172,7 +172,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if perr != nil || ans.StopReason == harness.StopCancelled || ans.StopReason == harness.StopFailed {
 		origin = store.ChangeSetSalvage
 	}
-	m.endResults(ctx, wt, t, res, origin)
+	m.endResults(ctx, wt, t, res, origin, tmpl.Desired.CommitTurns)
 	if perr != nil {
 		return m.endTurn(ctx, l, s, t, jam.ReasonHarnessError, perr, m.settleUsage(used))
 	}

@@ -213,6 +213,10 @@ type TemplateConfig struct {
 	// ReadOnly are further absolute paths the sandboxed agent may read
 	// (tools or data outside the system directories).
 	ReadOnly []string `json:"read_only,omitempty"`
+	// CommitTurns commits each succeeded turn's change set to the
+	// session's branch, with trailers naming the turn and change set.
+	// It changes nothing of the process: no restart when it changes.
+	CommitTurns bool `json:"commit_turns,omitempty"`
 
 	// Template and Session say whose process the launcher starts: the
 	// runtime sets them on the configuration it launches (Session only

@@ -94,6 +94,9 @@ type AgentRuntime struct {
 	Network string `json:"network,omitempty"`
 	// ReadOnly are further absolute paths a sandboxed agent may read.
 	ReadOnly []string `json:"read_only,omitempty"`
+	// CommitTurns commits each succeeded turn's change set to the
+	// session's branch.
+	CommitTurns bool `json:"commit_turns,omitempty"`
 }
 
 // Binding binds one session to one room for one agent.
