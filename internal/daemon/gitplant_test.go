@@ -119,14 +119,26 @@ func TestGitPlant_noJamCommandRunsWhatTheAgentPlanted(t *testing.T) {
 	_, err = c.WorktreeRestore(ctx, wt.Session, wire.WorktreeRestoreRequest{Checkpoint: 3})
 	require.ErrorContains(t, err, "active", "an active worktree is not restored")
 
-	// The results routes answer over the daemon's store (no turn ran, so
-	// there is nothing yet), scoped to the workspace.
+	// The results routes answer over the daemon's store, scoped to the
+	// workspace: each turn left two checkpoints and its change set, and
+	// the refused remove, the archive and the remove one each first.
 	cps, err := c.Checkpoints(ctx, wt.Session)
 	require.NoError(t, err)
-	require.Empty(t, cps)
+	var phases []string
+	for _, cp := range cps {
+		phases = append(phases, cp.Phase)
+	}
+	require.Equal(t, []string{"turn_start", "turn_end", "turn_start", "turn_end", "request", "request", "request"}, phases)
 	css, err := c.ChangeSets(ctx, wire.ChangeSetQuery{Session: wt.Session})
 	require.NoError(t, err)
-	require.Empty(t, css)
+	require.Len(t, css, 2)
+	first := css[1] // newest first
+	require.Equal(t, "turn", first.Origin)
+	require.Len(t, first.Files, 1)
+	require.Equal(t, "NOTES.md", first.Files[0].Path)
+	patch, err := c.ChangeSetPatch(ctx, first.ID)
+	require.NoError(t, err)
+	require.Contains(t, string(patch), "+++ b/NOTES.md")
 	_, err = c.ChangeSet(ctx, "cs_01m8vb9058qnan7c2ah3wcqkg8")
 	require.ErrorContains(t, err, "not found")
 	_, err = c.ChangeSetPatch(ctx, "cs_01m8vb9058qnan7c2ah3wcqkg8")

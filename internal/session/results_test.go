@@ -223,8 +223,14 @@ func TestResults_turnsOfARepositorySession(t *testing.T) {
 	cps, err = b.st.CheckpointList(ctx, b.ws, s.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.CheckpointRequest, cps[len(cps)-1].Phase, "the remove took a checkpoint first")
+	// The repository moves on meanwhile; the restore does not follow it.
+	out, err := git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "moved on")
+	require.NoError(t, err, out)
 	_, err = m.RestoreWorktree(ctx, s.ID, 0)
 	require.NoError(t, err)
+	wtHead, err := git(ctx, w.Path, "rev-parse", "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, branchBefore, wtHead, "the restored worktree is at the checkpoint's base, not the repository's new HEAD")
 	got := map[string]string{}
 	require.NoError(t, filepath.Walk(w.Path, func(p string, info os.FileInfo, err error) error {
 		require.NoError(t, err)
@@ -366,6 +372,10 @@ func TestResults_commitTurns(t *testing.T) {
 		},
 	}
 	stop["0190a1b2-0000-4000-8000-000000000073"] = harness.StopFailed
+	edit["0190a1b2-0000-4000-8000-000000000074"] = func() {
+		require.NoError(t, os.WriteFile(filepath.Join(w.Path, "c.txt"), []byte("c\n"), 0o644))
+	}
+	stop["0190a1b2-0000-4000-8000-000000000074"] = harness.StopCancelled
 	m := b.resultsManager(t, func(text string) (harness.Outcome, error) {
 		id := jam.PlatformMessageID(text[strings.LastIndex(text, " ")+1:])
 		edit[id]()
@@ -406,4 +416,11 @@ func TestResults_commitTurns(t *testing.T) {
 	failed := b.deliverTo(t, m, s, "0190a1b2-0000-4000-8000-000000000073")
 	require.Equal(t, jam.TurnFailed, failed.State)
 	require.Equal(t, committed, tip(), "salvage is not committed")
+	require.Equal(t, store.ChangeSetSalvage, b.turnChangeSet(t, failed).Origin)
+	cancelled := b.deliverTo(t, m, s, "0190a1b2-0000-4000-8000-000000000074")
+	require.Equal(t, jam.TurnCancelled, cancelled.State)
+	salvage := b.turnChangeSet(t, cancelled)
+	require.Equal(t, store.ChangeSetSalvage, salvage.Origin, "a cancelled turn's capture is salvage")
+	require.Equal(t, []string{"added c.txt"}, paths(salvage), "what the cancelled turn left (b.txt was the failed turn's)")
+	require.Equal(t, committed, tip())
 }

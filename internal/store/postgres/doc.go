@@ -119,8 +119,9 @@
 // text a person or an agent wrote, and every credential, is stored sealed
 // with the daemon key or not stored. The layers that own a record seal it
 // before it reaches the store; the store seals events.payload,
-// turn_output.updates, session_messages.text and the detail of turns and
-// turn_journal with the Config.Sealer (sealed.go), with the same aad as
+// turn_output.updates, session_messages.text, the detail of turns and
+// turn_journal, and change sets' manifest and patch (migration 0020) with
+// the Config.Sealer (sealed.go), with the same aad as
 // the SQLite dialect. A store is opened with the same Sealer, or none,
 // for its whole life: BYTEA cannot tell a clear value from a sealed one,
 // and no clear value predates the sealed columns, since every migration

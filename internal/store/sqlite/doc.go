@@ -131,8 +131,9 @@
 //     the text), session_messages.text (workspace, message), and the
 //     detail of turns (workspace, turn) and turn_journal (workspace,
 //     entry), the text of the error that ended a turn, which may quote
-//     what the agent sent. An empty value stays empty TEXT; a sealed one
-//     is a BLOB.
+//     what the agent sent, and a change set's manifest and patch
+//     (workspace, change set; migration 0020). An empty value stays empty
+//     TEXT; a sealed one is a BLOB.
 //
 // A row written in the clear (before migration 0015, or by a store opened
 // without a Sealer) is TEXT; [Open] with a Sealer seals every such value,

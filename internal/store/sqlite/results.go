@@ -100,7 +100,8 @@ func (s *Store) ChangeSetInsert(ctx context.Context, c store.ChangeSet) (store.C
 		return store.ChangeSet{}, fmt.Errorf("change set %s: %w", c.ID, err)
 	}
 	res, err := s.writer.ExecContext(ctx, changeSetInsert, c.ID, c.WorkspaceID, c.SessionID, c.Turn, c.Origin, c.BaseCheckpoint, c.EndCheckpoint,
-		c.BaseCommit, c.EndCommit, string(manifest), c.PatchBytes, c.PatchOmitted, c.SubjectDigest, c.Additions, c.Deletions, c.CreatedAt.UnixMicro(), c.Patch,
+		c.BaseCommit, c.EndCommit, s.seal(string(manifest), manifestAAD(c.WorkspaceID, c.ID)), c.PatchBytes, c.PatchOmitted, c.SubjectDigest, c.Additions, c.Deletions, c.CreatedAt.UnixMicro(),
+		s.sealPatch(c.Patch, patchAAD(c.WorkspaceID, c.ID)),
 		c.WorkspaceID, c.SessionID, c.WorkspaceID, c.SessionID, c.BaseCheckpoint, c.WorkspaceID, c.SessionID, c.EndCheckpoint)
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -116,7 +117,7 @@ func (s *Store) ChangeSetInsert(ctx context.Context, c store.ChangeSet) (store.C
 
 // ChangeSetGet implements [store.ChangeSets].
 func (s *Store) ChangeSetGet(ctx context.Context, ws jam.WorkspaceID, id jam.ChangeSetID) (store.ChangeSet, error) {
-	c, err := scanChangeSet(s.reader.QueryRowContext(ctx, changeSetByID, ws, id))
+	c, err := s.scanChangeSet(s.reader.QueryRowContext(ctx, changeSetByID, ws, id))
 	if err != nil {
 		return store.ChangeSet{}, fmt.Errorf("change set %s: %w", id, notFoundAs(err, "no such change set"))
 	}
@@ -129,23 +130,31 @@ func (s *Store) ChangeSetList(ctx context.Context, p store.ChangeSetListParams) 
 	if err != nil {
 		return nil, fmt.Errorf("change sets: %w", err)
 	}
-	out, err := queryAll(ctx, s.reader, scanChangeSet, changeSetList, p.WorkspaceID, p.SessionID, p.SessionID, p.Turn, p.Turn, limit)
+	out, err := queryAll(ctx, s.reader, s.scanChangeSet, changeSetList, p.WorkspaceID, p.SessionID, p.SessionID, p.Turn, p.Turn, limit)
 	if err != nil {
 		return nil, fmt.Errorf("change sets: %w", err)
 	}
 	return out, nil
 }
 
-func scanChangeSet(row scanner) (store.ChangeSet, error) {
+func (s *Store) scanChangeSet(row scanner) (store.ChangeSet, error) {
 	var c store.ChangeSet
-	var manifest string
+	var manifestV any
+	var patch []byte
 	var created int64
 	err := row.Scan(&c.ID, &c.WorkspaceID, &c.SessionID, &c.Turn, &c.Origin, &c.BaseCheckpoint, &c.EndCheckpoint, &c.BaseCommit, &c.EndCommit,
-		&manifest, &c.PatchBytes, &c.PatchOmitted, &c.SubjectDigest, &c.Additions, &c.Deletions, &created, &c.Patch)
+		&manifestV, &c.PatchBytes, &c.PatchOmitted, &c.SubjectDigest, &c.Additions, &c.Deletions, &created, &patch)
 	if err != nil {
 		return store.ChangeSet{}, err
 	}
 	c.CreatedAt = fromMicros(created)
+	manifest, err := s.open(manifestV, manifestAAD(c.WorkspaceID, c.ID))
+	if err != nil {
+		return store.ChangeSet{}, fmt.Errorf("change set %s: manifest: %w", c.ID, err)
+	}
+	if c.Patch, err = s.openPatch(patch, patchAAD(c.WorkspaceID, c.ID)); err != nil {
+		return store.ChangeSet{}, fmt.Errorf("change set %s: patch: %w", c.ID, err)
+	}
 	if c.Files, err = store.DecodeManifest([]byte(manifest)); err != nil {
 		return store.ChangeSet{}, errors.Join(fmt.Errorf("change set %s", c.ID), err)
 	}

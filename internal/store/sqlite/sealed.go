@@ -28,7 +28,42 @@ const (
 	sealedMessages = "session_messages.text"
 	sealedTurns    = "turns.detail"
 	sealedJournal  = "turn_journal.detail"
+	sealedManifest = "change_sets.manifest"
+	sealedPatch    = "change_sets.patch"
 )
+
+func manifestAAD(ws jam.WorkspaceID, id jam.ChangeSetID) []byte {
+	return contentAAD(sealedManifest, ws, string(id))
+}
+
+func patchAAD(ws jam.WorkspaceID, id jam.ChangeSetID) []byte {
+	return contentAAD(sealedPatch, ws, string(id))
+}
+
+// sealPatch is the stored form of a change set's patch, a BLOB whatever
+// it holds: sealed when the store has a Sealer; nil (omitted) stays NULL
+// and an empty patch stays empty. Patches are sealed from migration 0020
+// on: no store wrote one in the clear with a Sealer before.
+func (s *Store) sealPatch(patch []byte, aad []byte) any {
+	if patch == nil {
+		return nil
+	}
+	if len(patch) == 0 || s.sealer == nil {
+		return patch
+	}
+	return s.sealer.Seal(patch, aad)
+}
+
+// openPatch reverses sealPatch.
+func (s *Store) openPatch(v []byte, aad []byte) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if len(v) == 0 || s.sealer == nil {
+		return v, nil
+	}
+	return s.sealer.Open(v, aad)
+}
 
 // contentAAD is the aad of a sealed content value: the column, the
 // workspace and the row's key parts, each length-prefixed so no two
