@@ -11,6 +11,7 @@ import { describe } from './errors.js';
 import { markRead, setViewing, noteMessage } from './unread.js';
 import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
 import { loadUsage, sumLine } from './usage.js';
+import { summary } from './changes.js';
 
 const STATUS_TEXT = {
   queued: 'queued',
@@ -366,14 +367,24 @@ export function mountRoom(main, { id, focus = null }) {
   let roomTurns = []; // [{turn, session, agentId}]
   const turnOf = new Map();
   const turnById = new Map();
+  // changeSetOf maps a turn id to its (newest) change set.
+  const changeSetOf = new Map();
   async function loadTurnLinks(sessions) {
+    const csLists = [];
     const lists = await Promise.all(sessions.map(async (s) => {
-      const res = await get(`/v1/sessions/${encodeURIComponent(s.id)}/turns`).catch(() => null);
+      const [res, css] = await Promise.all([
+        get(`/v1/sessions/${encodeURIComponent(s.id)}/turns`).catch(() => null),
+        get(`/v1/sessions/${encodeURIComponent(s.id)}/changesets`, { limit: 500 }).catch(() => null),
+      ]);
+      csLists.push(...((css && css.changesets) || []));
       const agentId = state.agentsByPeer.get(s.agent)?.agent_id || '';
       return ((res && res.turns) || []).map((t) => ({ turn: t, session: s.id, agentId }));
     }));
     if (destroyed) return;
     roomTurns = lists.flat();
+    // The newest change set of a turn is the one its reply links to.
+    changeSetOf.clear();
+    for (const cs of csLists) if (cs.turn && !changeSetOf.has(cs.turn)) changeSetOf.set(cs.turn, cs);
     linkReplies();
   }
   const reloadTurnLinks = throttle(() => loadLive(), 400);
@@ -384,7 +395,7 @@ export function mountRoom(main, { id, focus = null }) {
     for (const m of messages.values()) if (m.reply_to === msgId && (!best || byTime(m, best) < 0)) best = m;
     return best;
   }
-  const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyTo(m)?.id, turnById.get(messages.get(m)?.turn)?.turn.seq]);
+  const linkKey = (m) => JSON.stringify([turnOf.get(m)?.turn.id, turnOf.get(m)?.turn.state, replyTo(m)?.id, turnById.get(messages.get(m)?.turn)?.turn.seq, changeSetOf.get(messages.get(m)?.turn)?.id]);
   // linkKeys: message id -> the linkKey its node was drawn with.
   const linkKeys = new Map();
   function linkReplies() {
@@ -409,6 +420,11 @@ export function mountRoom(main, { id, focus = null }) {
         h('span', { 'aria-hidden': 'true' }, '↪ '), who ? `In reply to ${who}` : 'In reply to a message', snippet ? `: “${snippet}${snippet.length >= 60 ? '…' : ''}”` : ''));
       const t = msg.turn && turnById.get(msg.turn);
       if (t) out.push(h('a', { href: sessionHref(t.session, t.turn.id), dataset: { turnLink: t.turn.id } }, `Turn ${t.turn.seq}`));
+      // What the turn changed, when it changed anything.
+      const cs = msg.turn && changeSetOf.get(msg.turn);
+      if (cs && (cs.files || []).length) {
+        out.push(h('a', { href: sessionHref(cs.session, cs.turn), class: 'cs-link', dataset: { changesetLink: cs.id } }, summary(cs)));
+      }
       return h('p', { class: 'msg-links' }, out);
     }
     const t = turnOf.get(msg.id);

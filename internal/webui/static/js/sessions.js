@@ -15,6 +15,7 @@ import { feed } from './events.js';
 import { state, on, loadAgents, loadRooms, roomTitle } from './state.js';
 import { mountWorktree } from './worktree.js';
 import { turnLine } from './usage.js';
+import { summary, showChangeSets } from './changes.js';
 
 // TURN_STATUS maps turn states to the chip colours the delivery chips use.
 const TURN_STATUS = {
@@ -131,6 +132,10 @@ export function mountSession(main, { id, turn: pinned }) {
   const actions = h('div', { class: 'turn-actions' }, cancelBtn, retryBtn, actionMsg);
   const output = h('div', { class: 'output', dataset: { empty: 'Nothing streamed yet.' }, role: 'log', 'aria-labelledby': 'output-title', 'aria-live': 'off', tabindex: '0' });
   const turnsBody = h('tbody');
+  // changes: the change set(s) of the shown turn (GET
+  // /v1/sessions/{session}/changesets, newest first).
+  const changesHead = h('h2', { id: 'changes-title' }, 'Changes');
+  const changes = h('div', { class: 'changes', 'data-role': 'changes' });
   const worktree = mountWorktree(id, { onChange: () => reload() });
   main.replaceChildren(h('div', { class: 'page' },
     h('header', null, back, title),
@@ -138,6 +143,7 @@ export function mountSession(main, { id, turn: pinned }) {
     h('section', { class: 'card', 'aria-label': 'Session' }, facts),
     worktree.el,
     h('section', { 'aria-labelledby': 'output-title' }, outHead, outState, actions, why, output, usage, execs),
+    h('section', { 'aria-labelledby': 'changes-title', class: 'changes-section' }, changesHead, changes),
     h('section', { 'aria-labelledby': 'turns-title' },
       h('h2', { id: 'turns-title' }, 'Turns'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'stack', 'aria-labelledby': 'turns-title' },
@@ -147,11 +153,15 @@ export function mountSession(main, { id, turn: pinned }) {
           h('th', { scope: 'col' }, 'Reason'),
           h('th', { scope: 'col' }, 'Started'),
           h('th', { scope: 'col' }, 'Ended'),
+          h('th', { scope: 'col' }, 'Changes'),
           h('th', { scope: 'col' }, 'Message'))),
         turnsBody)))));
 
   let session = null;
   let turns = [];
+  // changeSets: the session's change sets by turn, newest first.
+  let changeSets = new Map();
+  let changesDrawn = '';
   let destroyed = false;
   // shown: the turn whose output is on the page.
   let shown = null; // {turn, batches, loading, waiting: [events]}
@@ -175,7 +185,7 @@ export function mountSession(main, { id, turn: pinned }) {
 
   function renderTurns() {
     if (!turns.length) {
-      turnsBody.replaceChildren(h('tr', null, h('td', { colspan: '6', class: 'empty' }, 'No turns yet. Mention the agent in the room to give it work.')));
+      turnsBody.replaceChildren(h('tr', null, h('td', { colspan: '7', class: 'empty' }, 'No turns yet. Mention the agent in the room to give it work.')));
       return;
     }
     turnsBody.replaceChildren(...turns.slice().reverse().map((t) => h('tr', { dataset: { turn: t.id, state: t.state }, 'aria-current': shown && shown.turn === t.id ? 'true' : null },
@@ -184,9 +194,39 @@ export function mountSession(main, { id, turn: pinned }) {
       cell('Reason', t.reason || h('span', { class: 'sub' }, '—')),
       cell('Started', t.started_at ? timeEl(t.started_at) : h('span', { class: 'sub' }, '—')),
       cell('Ended', t.ended_at ? timeEl(t.ended_at) : h('span', { class: 'sub' }, ACTIVE.has(t.state) ? 'running…' : '—')),
+      cell('Changes', changeCell(t)),
       cell('Message', t.message && session
         ? h('a', { href: `#/rooms/${encodeURIComponent(session.room)}/messages/${encodeURIComponent(t.message)}`, title: t.message }, 'source message')
         : h('span', { class: 'sub' }, '—')))));
+  }
+
+  function changeCell(t) {
+    const list = changeSets.get(t.id) || [];
+    if (!list.length) return h('span', { class: 'sub' }, '—');
+    return list.map((cs) => h('a', { href: sessionHref(id, t.id), dataset: { changesetLink: cs.id }, class: (cs.files || []).length ? null : 'sub' },
+      summary(cs), cs.origin === 'salvage' ? ' (salvage)' : ''));
+  }
+
+  // renderChanges shows the shown turn's change sets, drawing again only
+  // when they are another turn's or new ones came (they never change).
+  function renderChanges() {
+    const turnId = shown && shown.turn;
+    const t = turnId && turns.find((x) => x.id === turnId);
+    changesHead.textContent = t ? `Turn ${t.seq} changes` : 'Changes';
+    const list = (turnId && changeSets.get(turnId)) || [];
+    const key = JSON.stringify([turnId, list.map((cs) => cs.id)]);
+    if (key === changesDrawn) return;
+    changesDrawn = key;
+    if (!turnId) {
+      changes.replaceChildren();
+      return;
+    }
+    if (!list.length && t && (ACTIVE.has(t.state) || t.state === 'queued')) {
+      changes.replaceChildren(h('p', { class: 'sub', dataset: { role: 'no-changeset' } }, 'The change set is recorded when the turn ends.'));
+      changesDrawn = '';
+      return;
+    }
+    showChangeSets(changes, list, () => changesDrawn === key && !destroyed);
   }
 
   // cancelling: the turn this page asked to cancel, until it ended.
@@ -373,6 +413,7 @@ export function mountSession(main, { id, turn: pinned }) {
     lastNode = null;
     renderOutState();
     renderTurns();
+    renderChanges();
     try {
       const out = await get(`/v1/turns/${enc(turnId)}/output`);
       if (destroyed || shown !== mine) return;
@@ -415,9 +456,11 @@ export function mountSession(main, { id, turn: pinned }) {
 
   async function load() {
     try {
-      const [ss, ts] = await Promise.all([
+      const [ss, ts, css] = await Promise.all([
         loadSessions(),
         get(`/v1/sessions/${enc(id)}/turns`),
+        // The page works without them (an older daemon, a store error).
+        get(`/v1/sessions/${enc(id)}/changesets`, { limit: 500 }).catch(() => null),
         worktree.load(),
         state.agents.length ? null : loadAgents().catch(() => {}),
         state.rooms.size ? null : loadRooms().catch(() => {}),
@@ -429,12 +472,19 @@ export function mountSession(main, { id, turn: pinned }) {
         return;
       }
       turns = ts.turns || [];
+      changeSets = new Map();
+      for (const cs of (css && css.changesets) || []) {
+        if (!cs.turn) continue;
+        if (!changeSets.has(cs.turn)) changeSets.set(cs.turn, []);
+        changeSets.get(cs.turn).push(cs);
+      }
       err.replaceChildren();
       renderFacts();
       renderTurns();
       const want = pick();
       if (want) await showTurn(want);
       else renderOutState();
+      renderChanges();
     } catch (e) {
       if (destroyed) return;
       err.replaceChildren(h('p', { class: 'error-box' }, describe(e, 'This session cannot be shown')));
