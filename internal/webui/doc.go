@@ -10,8 +10,10 @@
 // agents (POST /v1/agents) and adds them to rooms (POST
 // /v1/rooms/{room}/agents), changes an owned agent's settings (POST
 // /v1/agents/{agent}/config), cancels and retries turns (POST
-// /v1/turns/{turn}/cancel, /retry), archives, removes and restores a
-// session's worktree with POST /v1/worktrees/{session}/… (after a
+// /v1/turns/{turn}/cancel, /retry), reads a session's change sets (GET
+// /v1/sessions/{session}/changesets) and their patches (GET
+// /v1/changesets/{cs}/patch, one of at most 4 MiB), archives, removes and
+// restores a session's worktree with POST /v1/worktrees/{session}/… (after a
 // confirmation step in the page), and follows GET /v1/events as
 // Server-Sent Events.
 //
@@ -22,7 +24,10 @@
 // and only an absolute http, https or mailto URL becomes one (anything
 // else renders as its label), opened with target=_blank and
 // rel="noopener noreferrer"; images render as links. Long messages show
-// their first lines behind Show more. Errors show as sentences for the
+// their first lines behind Show more. A change set's patch is parsed by
+// the page (static/js/changes.js) and each diff line goes in as text, as
+// does every file name; at most 400 lines of a file are drawn. Errors show
+// as sentences for the
 // API's stable codes (static/js/errors.js), never as the raw envelope. Package api mounts a UI on its TCP listener: the UI
 // serves every path outside /v1/, and api asks Authorize whether a /v1/
 // request without the bearer token comes from a signed-in UI page.

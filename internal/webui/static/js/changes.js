@@ -179,8 +179,9 @@ export function parsePatch(text) {
 // readPatch reads a change set's patch as text, bounded.
 export async function readPatch(cs) {
   let res;
+  const abort = new AbortController();
   try {
-    res = await fetch(patchHref(cs), { headers: { Accept: 'text/x-diff' }, credentials: 'same-origin', cache: 'default' });
+    res = await fetch(patchHref(cs), { headers: { Accept: 'text/x-diff' }, credentials: 'same-origin', cache: 'default', signal: abort.signal });
   } catch {
     throw new APIError(0, 'unavailable', 'The daemon does not answer; it may be stopped or restarting.');
   }
@@ -190,7 +191,13 @@ export async function readPatch(cs) {
     throw new APIError(res.status, (e && e.code) || 'internal', (e && e.message) || `${res.status} ${res.statusText}`);
   }
   const len = Number(res.headers.get('Content-Length') || 0);
-  if (len > MAX_PATCH_BYTES) throw new APIError(413, 'too_large', 'The patch is too large to show here.');
+  if (!len || len > MAX_PATCH_BYTES) {
+    // The daemon always says how long a patch is; without that bound the
+    // page does not read it.
+    abort.abort();
+    if (!len && res.headers.get('Content-Length') === '0') return '';
+    throw new APIError(413, 'too_large', 'The patch is too large to show here.');
+  }
   return res.text();
 }
 
@@ -252,14 +259,17 @@ export function renderChangeSet(cs, { parsed = null, patchError = '', loading = 
     const name = f.kind === 'renamed' && f.old_path ? [h('span', { class: 'cs-old' }, f.old_path), ' \u2192 ', h('span', null, f.path)] : f.path;
     const figures = f.binary ? h('span', { class: 'cs-bin' }, 'binary')
       : h('span', { class: 'cs-figs' }, h('span', { class: 'cs-add' }, `+${f.additions}`), ' ', h('span', { class: 'cs-del' }, `\u2212${f.deletions}`));
-    const hasDiff = parsed && !cs.patch_omitted;
+    const row = (tag) => h(tag, { class: tag === 'summary' ? null : 'cs-row' },
+      h('span', { class: 'cs-kind', dataset: { kind: KIND[f.kind] || 'modified' } }, f.kind),
+      h('code', { class: 'cs-path', title: f.old_path ? `${f.old_path} \u2192 ${f.path}` : f.path }, name),
+      figures);
+    // Without a diff to show (the patch was not kept, or is too large to
+    // read here) a file is one line, with nothing to expand.
+    if (!parsed && !loading) return h('li', { class: 'cs-file', dataset: { path: f.path, kind: f.kind } }, row('div'));
     return h('li', { class: 'cs-file', dataset: { path: f.path, kind: f.kind } },
-      h('details', { open: hasDiff && i < OPEN_FILES ? true : null },
-        h('summary', null,
-          h('span', { class: 'cs-kind', dataset: { kind: KIND[f.kind] || 'modified' } }, f.kind),
-          h('code', { class: 'cs-path', title: f.old_path ? `${f.old_path} \u2192 ${f.path}` : f.path }, name),
-          figures),
-        hasDiff ? diffBody(cs, f, p) : h('p', { class: 'sub cs-note' }, cs.patch_omitted ? 'The patch was not kept.' : loading ? 'Loading…' : 'The diff is not shown.')));
+      h('details', { open: parsed && i < OPEN_FILES ? true : null },
+        row('summary'),
+        parsed ? diffBody(cs, f, p) : h('p', { class: 'sub cs-note' }, 'Loading…')));
   })) : null;
   return h('div', { class: 'changeset', dataset: { changeset: cs.id, origin: cs.origin, files: String(files.length) } }, head, notes, list);
 }
