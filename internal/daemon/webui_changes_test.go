@@ -82,9 +82,15 @@ func changesRepo(t *testing.T) (dir, base, end, small string) {
 // with the change set package and records it, with its two checkpoints,
 // in the daemon's store for turn of session, as the daemon does at a
 // turn's end.
-func recordChangeSet(t *testing.T, st store.Store, ws jam.WorkspaceID, session jam.SessionID, turn jam.TurnID, seq int, gitDir, base, end string, origin store.ChangeSetOrigin, opt changeset.Options) store.ChangeSet {
+func recordChangeSet(t *testing.T, st store.Store, ws jam.WorkspaceID, session jam.SessionID, turn jam.TurnID, gitDir, base, end string, origin store.ChangeSetOrigin, opt changeset.Options) store.ChangeSet {
 	t.Helper()
 	ctx := t.Context()
+	// After the checkpoints the daemon took itself (the demo agent's
+	// notes): this change set is the turn's newest, the one its reply
+	// links to.
+	latest, err := st.CheckpointLatest(ctx, ws, session)
+	require.NoError(t, err)
+	seq := latest.Seq + 1
 	m := jam.NewMinter(nil, nil)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	cps := make([]store.Checkpoint, 2)
@@ -178,10 +184,10 @@ func TestWebUI_turnChangeSets(t *testing.T) {
 		require.NoError(t, err)
 		return id
 	}
-	full := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(0), 1, gitDir, base, end, store.ChangeSetTurn, changeset.Options{})
-	big := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(1), 3, gitDir, base, end, store.ChangeSetSalvage, changeset.Options{MaxPatchBytes: 1024})
-	one := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(2), 5, gitDir, base, small, store.ChangeSetTurn, changeset.Options{})
-	empty := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(3), 7, gitDir, end, end, store.ChangeSetTurn, changeset.Options{})
+	full := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(0), gitDir, base, end, store.ChangeSetTurn, changeset.Options{})
+	big := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(1), gitDir, base, end, store.ChangeSetSalvage, changeset.Options{MaxPatchBytes: 1024})
+	one := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(2), gitDir, base, small, store.ChangeSetTurn, changeset.Options{})
+	empty := recordChangeSet(t, st, status.Workspace.ID, sid, turnID(3), gitDir, end, end, store.ChangeSetTurn, changeset.Options{})
 	require.Len(t, full.Files, 6)
 	require.True(t, big.PatchOmitted)
 	require.True(t, empty.Empty())
