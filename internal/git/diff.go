@@ -2,13 +2,10 @@ package git
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 
@@ -199,7 +196,7 @@ func ParseNumstat(out string) ([]NumStat, error) {
 // commit base to that of commit end to w, as git writes it (not held in
 // memory here).
 func DiffPatch(ctx context.Context, dir, base, end string, w io.Writer) error {
-	return stream(ctx, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index", "-U3", "--inter-hunk-context=0")...)
+	return stream(ctx, program, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index", "-U3", "--inter-hunk-context=0")...)
 }
 
 // Blob is one object read by [CatBlobs].
@@ -228,7 +225,7 @@ func CatBlobs(ctx context.Context, dir string, ids []string, fn func(Blob, io.Re
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := stream(ctx, at(dir), strings.NewReader(in.String()), pw, "cat-file", "--batch")
+		err := stream(ctx, program, at(dir), strings.NewReader(in.String()), pw, "cat-file", "--batch")
 		pw.CloseWithError(err)
 		done <- err
 	}()
@@ -287,54 +284,4 @@ func Apply(ctx context.Context, dir, patchFile string, check bool) error {
 	args = append(args, "--", patchFile)
 	_, err := run(ctx, program, at(dir), args...)
 	return err
-}
-
-// stream is run with standard input from stdin (nil for none) and
-// standard output written to stdout as git produces it: the listing of
-// the configuration's drivers, then the command with the same
-// hardening, environment and overrides as [exe].
-func stream(ctx context.Context, p place, stdin io.Reader, stdout io.Writer, args ...string) error {
-	names, err := exe(ctx, program, p, nil, "config", "--list", "--name-only", "--includes", "-z")
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.Args = args
-		}
-		return err
-	}
-	overrides := drivers(names)
-	argv := append(p.args(), "--no-pager")
-	for _, h := range hardening {
-		argv = append(argv, "-c", h)
-	}
-	cmd := exec.CommandContext(ctx, program, append(argv, args...)...)
-	cmd.Env = environ(os.Environ())
-	if len(overrides) > 0 {
-		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT="+strconv.Itoa(len(overrides)))
-		for i, o := range overrides {
-			n := strconv.Itoa(i)
-			cmd.Env = append(cmd.Env, "GIT_CONFIG_KEY_"+n+"="+o[0], "GIT_CONFIG_VALUE_"+n+"="+o[1])
-		}
-	}
-	cmd.WaitDelay = waitDelay
-	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
-	err = cmd.Run()
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
-	}
-	e := &Error{Args: args, Dir: p.dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		e.ExitCode = exit.ExitCode()
-		e.Kind = classify(e.Stderr)
-	case errors.Is(err, exec.ErrNotFound):
-		e.Kind = jam.ErrUnavailable
-		e.Stderr = "the git program is not installed (or not on PATH); jam needs it for worktrees"
-	}
-	return e
 }

@@ -70,9 +70,13 @@
 //
 // # Environment
 //
-// Every command runs under the caller's context, with its standard input
-// closed and with an environment that keeps the outcome independent of
-// where the daemon was started: GIT_TERMINAL_PROMPT=0 (git never waits
+// Every command is built by one function and runs under the caller's
+// context, whether its output is held in memory or streamed (a patch,
+// cat-file's objects), with its standard input closed (cat-file reads
+// the ids it is given there), with the place's own variables (a
+// snapshot's temporary index and identity) after the settings below, and
+// with an environment that keeps the outcome independent of where the
+// daemon was started: GIT_TERMINAL_PROMPT=0 (git never waits
 // for a password), LC_ALL=C (its messages are in English, so they can be
 // classified), GIT_OPTIONAL_LOCKS=0 (reading status does not take the
 // index lock a running agent may want), GIT_CONFIG_NOSYSTEM=1 and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -138,26 +139,49 @@ var hardening = []string{
 }
 
 // run is Run at a place, with the executable named (so tests can name one
-// that does not exist) and the output untrimmed. It first lists the
-// names of the effective configuration (see [drivers]) and then runs the
-// command with every driver found overridden.
+// that does not exist) and the output untrimmed, held in memory.
 func run(ctx context.Context, bin string, p place, args ...string) (string, error) {
+	var stdout bytes.Buffer
+	if err := stream(ctx, bin, p, nil, &stdout, args...); err != nil {
+		return "", err
+	}
+	return stdout.String(), nil
+}
+
+// stream is the one way a command of the package runs: at p, with
+// standard input from stdin (nil for none) and standard output written
+// to stdout as git produces it. It first lists the names of the
+// effective configuration (see [drivers]) and then runs the command with
+// every driver found overridden.
+func stream(ctx context.Context, bin string, p place, stdin io.Reader, stdout io.Writer, args ...string) error {
 	names, err := exe(ctx, bin, p, nil, "config", "--list", "--name-only", "--includes", "-z")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			e.Args = args // reading the configuration is part of running the command
 		}
-		return "", err
+		return err
 	}
-	return exe(ctx, bin, p, drivers(names), args...)
+	return execute(ctx, bin, p, drivers(names), stdin, stdout, args...)
 }
 
-// exe runs one git command at p with the hardening, the environment of
-// [environ] and the configuration overrides (name and value pairs, passed
-// as GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n so a subsection's name is
-// never parsed).
+// exe runs one git command at p without listing the configuration first
+// (the listing itself, and init, which has no configuration yet to
+// list), its output held in memory.
 func exe(ctx context.Context, bin string, p place, overrides [][2]string, args ...string) (string, error) {
+	var stdout bytes.Buffer
+	if err := execute(ctx, bin, p, overrides, nil, &stdout, args...); err != nil {
+		return "", err
+	}
+	return stdout.String(), nil
+}
+
+// command builds the hardened command of every call: git at p with the
+// hardening, then args; the environment of [environ], then p's own, then
+// the configuration overrides (name and value pairs, passed as
+// GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n so a subsection's name is never
+// parsed); standard input closed unless the caller sets it.
+func command(ctx context.Context, bin string, p place, overrides [][2]string, args []string) *exec.Cmd {
 	argv := append(p.args(), "--no-pager")
 	for _, h := range hardening {
 		argv = append(argv, "-c", h)
@@ -172,14 +196,22 @@ func exe(ctx context.Context, bin string, p place, overrides [][2]string, args .
 		}
 	}
 	cmd.WaitDelay = waitDelay
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd
+}
+
+// execute runs the [command] of args at p with stdin and stdout, and
+// turns a failure into an [*Error] (or, once ctx is done, the context's
+// cause).
+func execute(ctx context.Context, bin string, p place, overrides [][2]string, stdin io.Reader, stdout io.Writer, args ...string) error {
+	cmd := command(ctx, bin, p, overrides, args)
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
 	err := cmd.Run()
 	if err == nil {
-		return stdout.String(), nil
+		return nil
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return "", fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
+	if ctx.Err() != nil {
+		return fmt.Errorf("git %s: %w", subcommand(args), context.Cause(ctx))
 	}
 	e := &Error{Args: args, Dir: p.dir, ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	var exit *exec.ExitError
@@ -191,7 +223,7 @@ func exe(ctx context.Context, bin string, p place, overrides [][2]string, args .
 		e.Kind = jam.ErrUnavailable
 		e.Stderr = "the git program is not installed (or not on PATH); jam needs it for worktrees"
 	}
-	return "", e
+	return e
 }
 
 // driverKeys are the variables of a named driver (a subsection whose name

@@ -149,3 +149,50 @@ func FuzzDrivers(f *testing.F) {
 		}
 	})
 }
+
+// TestRunner_bufferedAndStreamed: both ways of running a command carry
+// the place's environment and the driver overrides, and fail alike.
+func TestRunner_bufferedAndStreamed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := exe(t.Context(), program, at(dir), nil, "init", "--quiet", "--template=")
+	require.NoError(t, err)
+	_, err = exe(t.Context(), program, at(dir), nil, "config", "filter.evil.clean", "touch pwned")
+	require.NoError(t, err)
+	p := at(dir)
+	p.env = []string{"GIT_AUTHOR_NAME=Placed", "GIT_AUTHOR_EMAIL=placed@example.com", "GIT_AUTHOR_DATE=@1 +0000"}
+	for _, tc := range []struct {
+		name string
+		run  func(ctx context.Context, bin string, p place, args ...string) (string, error)
+	}{
+		{"buffered", run},
+		{"streamed", func(ctx context.Context, bin string, p place, args ...string) (string, error) {
+			var out strings.Builder
+			err := stream(ctx, bin, p, nil, &out, args...)
+			return out.String(), err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := tc.run(t.Context(), program, p, "var", "GIT_AUTHOR_IDENT")
+			require.NoError(t, err)
+			require.Equal(t, "Placed <placed@example.com> 1 +0000\n", out, "the place's environment")
+			out, err = tc.run(t.Context(), program, p, "config", "--get", "filter.evil.clean")
+			require.NoError(t, err)
+			require.Equal(t, "\n", out, "the driver is overridden to nothing")
+			_, err = tc.run(t.Context(), "jam-no-such-git-program", p, "status")
+			require.ErrorIs(t, err, jam.ErrUnavailable)
+			_, err = tc.run(t.Context(), program, p, "rev-parse", "--verify", "no-such-ref")
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, 128, e.ExitCode)
+			require.Equal(t, dir, e.Dir)
+		})
+	}
+	t.Run("standard input", func(t *testing.T) {
+		t.Parallel()
+		var out strings.Builder
+		require.NoError(t, stream(t.Context(), program, p, strings.NewReader("hello\n"), &out, "hash-object", "--stdin"))
+		require.Equal(t, "ce013625030ba8dba906f756967f9e9ca394464a\n", out.String())
+	})
+}
