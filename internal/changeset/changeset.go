@@ -94,7 +94,11 @@ func Capture(ctx context.Context, gitDir, baseCommit, endCommit string, opt Opti
 		return store.ChangeSet{}, fmt.Errorf("change set: end commit: %w", err)
 	}
 	cs := store.ChangeSet{BaseCommit: base, EndCommit: end}
-	raw, err := git.DiffRaw(ctx, gitDir, base, end)
+	// The manifest's entries and counts, and the patch, from one pass of
+	// git diff: the patch hashed and counted as it streams, kept up to
+	// the bound.
+	w := &boundedWriter{h: sha256.New(), max: max}
+	raw, stats, err := git.Diff(ctx, gitDir, base, end, w)
 	if err != nil {
 		return store.ChangeSet{}, fmt.Errorf("change set: %w", err)
 	}
@@ -102,10 +106,6 @@ func Capture(ctx context.Context, gitDir, baseCommit, endCommit string, opt Opti
 		cs.Patch = []byte{}
 		cs.SubjectDigest = digest(nil, 0, sha256.Sum256(nil))
 		return cs, nil
-	}
-	stats, err := git.DiffNumstat(ctx, gitDir, base, end)
-	if err != nil {
-		return store.ChangeSet{}, fmt.Errorf("change set: %w", err)
 	}
 	byPath := make(map[string]git.NumStat, len(stats))
 	for _, s := range stats {
@@ -172,11 +172,6 @@ func Capture(ctx context.Context, gitDir, baseCommit, endCommit string, opt Opti
 		cs.Files = append(cs.Files, f)
 	}
 	sort.Slice(cs.Files, func(i, j int) bool { return cs.Files[i].Path < cs.Files[j].Path })
-	// The patch, hashed and counted as it streams, kept up to the bound.
-	w := &boundedWriter{h: sha256.New(), max: max}
-	if err := git.DiffPatch(ctx, gitDir, base, end, w); err != nil {
-		return store.ChangeSet{}, fmt.Errorf("change set: %w", err)
-	}
 	cs.PatchBytes = w.n
 	if w.over {
 		cs.PatchOmitted = true

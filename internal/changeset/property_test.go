@@ -1,6 +1,7 @@
 package changeset_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jamhq/jam/internal/changeset"
+	"github.com/jamhq/jam/internal/git"
 	"github.com/stretchr/testify/require"
 )
 
@@ -110,6 +112,9 @@ func TestApplyReproduces(t *testing.T) {
 		d, err := changeset.Digest(cs)
 		require.NoError(t, err)
 		require.Equal(t, cs.SubjectDigest, d)
+		var patch bytes.Buffer
+		require.NoError(t, git.DiffPatch(ctx, repo, base, end, &patch))
+		require.Equal(t, patch.String(), string(cs.Patch), "case %d: the patch of the one pass is git diff's", c)
 
 		work := t.TempDir()
 		gitT(t, repo, "worktree", "add", "-q", "--detach", work, base)

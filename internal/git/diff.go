@@ -2,6 +2,7 @@ package git
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -197,6 +198,97 @@ func ParseNumstat(out string) ([]NumStat, error) {
 // memory here).
 func DiffPatch(ctx context.Context, dir, base, end string, w io.Writer) error {
 	return stream(ctx, program, at(dir), nil, w, diffArgs(base, end, "--binary", "--full-index", "-U3", "--inter-hunk-context=0")...)
+}
+
+// Diff is one pass of git diff from the tree of commit base to that of
+// commit end in the repository at dir, renames detected: it returns what
+// [DiffRaw] and [DiffNumstat] return and writes to w what [DiffPatch]
+// writes, byte for byte, as git produces it. git diff --raw --numstat -z
+// -p writes the raw entries, the counts, one NUL and then the patch; the
+// entries and counts (a few dozen bytes a path) are held here, the patch
+// is not. One pass reads each changed blob and detects the renames once,
+// where three calls would do both three times.
+func Diff(ctx context.Context, dir, base, end string, w io.Writer) ([]RawEntry, []NumStat, error) {
+	sw := &headSplitter{w: w}
+	args := diffArgs(base, end, "--raw", "--numstat", "-z", "--full-index", "--no-abbrev", "--binary", "-U3", "--inter-hunk-context=0")
+	if err := stream(ctx, program, at(dir), nil, sw, args...); err != nil {
+		return nil, nil, err
+	}
+	if !sw.done && sw.head.Len() > 0 {
+		return nil, nil, fmt.Errorf("git diff: %d bytes of entries and no patch after them", sw.head.Len())
+	}
+	return ParseRawNumstat(sw.head.String())
+}
+
+// headSplitter holds what is written up to the first empty NUL-terminated
+// field (two NULs in a row, which no entry of --raw -z or --numstat -z
+// has: no path is empty) and passes what follows that NUL on to w.
+type headSplitter struct {
+	w    io.Writer
+	head bytes.Buffer
+	// prevNUL says the last byte held was a NUL.
+	prevNUL bool
+	done    bool
+}
+
+func (s *headSplitter) Write(p []byte) (int, error) {
+	if s.done {
+		return s.w.Write(p)
+	}
+	for i, c := range p {
+		if c == 0 && s.prevNUL {
+			s.head.Write(p[:i])
+			s.done = true
+			n, err := s.w.Write(p[i+1:])
+			return i + 1 + n, err
+		}
+		s.prevNUL = c == 0
+	}
+	s.head.Write(p)
+	return len(p), nil
+}
+
+// ParseRawNumstat decodes the entries of git diff --raw --numstat -z: the
+// raw entries (see [ParseRaw]), then the counts (see [ParseNumstat]), one
+// for each entry, of the same paths in the same order. The counts begin
+// at the first field, at an entry's start, that does not begin with ":"
+// (a count or "-" does not).
+func ParseRawNumstat(out string) ([]RawEntry, []NumStat, error) {
+	fields := strings.Split(out, "\x00")
+	i := 0
+	for i < len(fields) && strings.HasPrefix(fields[i], ":") {
+		i++
+		if meta := strings.Fields(strings.TrimPrefix(fields[i-1], ":")); len(meta) == 5 && meta[4] != "" && (meta[4][0] == 'R' || meta[4][0] == 'C') {
+			i += 2
+		} else {
+			i++
+		}
+	}
+	if i > len(fields) {
+		i = len(fields)
+	}
+	rawPart := strings.Join(fields[:i], "\x00")
+	if i > 0 && i < len(fields) {
+		rawPart += "\x00"
+	}
+	raw, err := ParseRaw(rawPart)
+	if err != nil {
+		return nil, nil, err
+	}
+	stats, err := ParseNumstat(strings.Join(fields[i:], "\x00"))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Both list the same pairs in the same order.
+	if len(stats) != len(raw) {
+		return nil, nil, fmt.Errorf("git diff --raw --numstat: %d entries and %d counts", len(raw), len(stats))
+	}
+	for k := range raw {
+		if raw[k].Path != stats[k].Path || raw[k].OldPath != stats[k].OldPath {
+			return nil, nil, fmt.Errorf("git diff --raw --numstat: entry %d is %q, its counts are of %q", k, raw[k].Path, stats[k].Path)
+		}
+	}
+	return raw, stats, nil
 }
 
 // Blob is one object read by [CatBlobs].

@@ -196,3 +196,65 @@ func TestRunner_bufferedAndStreamed(t *testing.T) {
 		require.Equal(t, "ce013625030ba8dba906f756967f9e9ca394464a\n", out.String())
 	})
 }
+
+func TestHeadSplitter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		in         []string // the writes
+		head, tail string
+		done       bool
+	}{
+		{"empty", nil, "", "", false},
+		{"entries and patch", []string{":a\x00p\x001\t2\tp\x00\x00diff --git a/p b/p\n"}, ":a\x00p\x001\t2\tp\x00", "diff --git a/p b/p\n", true},
+		{"separator across writes", []string{":a\x00p\x00", "\x00diff", " --git\x00\x00x"}, ":a\x00p\x00", "diff --git\x00\x00x", true},
+		{"byte by byte", []string{"a", "\x00", "\x00", "b", "\x00", "\x00"}, "a\x00", "b\x00\x00", true},
+		{"no separator", []string{"a\x00b\x00"}, "a\x00b\x00", "", false},
+		{"separator first", []string{"\x00\x00x"}, "\x00", "x", true},
+		{"nothing after", []string{"a\x00\x00"}, "a\x00", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var tail strings.Builder
+			s := &headSplitter{w: &tail}
+			for _, w := range tc.in {
+				n, err := s.Write([]byte(w))
+				require.NoError(t, err)
+				require.Equal(t, len(w), n)
+			}
+			require.Equal(t, tc.head, s.head.String())
+			require.Equal(t, tc.tail, tail.String())
+			require.Equal(t, tc.done, s.done)
+		})
+	}
+}
+
+// FuzzHeadSplitter: however the output is cut into writes, the head is
+// everything before the first two NULs in a row (the first of them kept),
+// and the tail everything after them.
+func FuzzHeadSplitter(f *testing.F) {
+	f.Add([]byte(":a\x00p\x001\t2\tp\x00\x00diff"), uint8(3))
+	f.Add([]byte("\x00\x00\x00"), uint8(1))
+	f.Add([]byte(""), uint8(0))
+	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
+		var tail strings.Builder
+		s := &headSplitter{w: &tail}
+		for rest := in; len(rest) > 0; {
+			k := min(len(rest), int(step)+1)
+			n, err := s.Write(rest[:k])
+			require.NoError(t, err)
+			require.Equal(t, k, n)
+			rest = rest[k:]
+		}
+		i := strings.Index(string(in), "\x00\x00")
+		if i < 0 {
+			require.False(t, s.done)
+			require.Equal(t, string(in), s.head.String())
+			require.Empty(t, tail.String())
+			return
+		}
+		require.True(t, s.done)
+		require.Equal(t, string(in[:i+1]), s.head.String())
+		require.Equal(t, string(in[i+2:]), tail.String())
+	})
+}
