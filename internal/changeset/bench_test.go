@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,6 +183,27 @@ func newBenchRepo(b *testing.B) benchRepo {
 	return repo
 }
 
+// cpuTime is the CPU time, user and system, of this process and of its
+// children that have been waited for (every git command run).
+func cpuTime(b *testing.B) time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		require.NoError(b, syscall.Getrusage(who, &ru))
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return total
+}
+
+// reportCPU runs loop and reports its CPU time an operation, git's
+// included, as cpu-ms/op: on a shared machine it moves less with the
+// load than the wall time does.
+func reportCPU(b *testing.B, loop func()) {
+	start := cpuTime(b)
+	loop()
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
 // BenchmarkCapture captures the change set of newBenchRepo beside the
 // one git diff that makes its patch. Both report the patch's size as
 // their bytes, so MB/s compare directly.
@@ -197,20 +219,24 @@ func BenchmarkCapture(b *testing.B) {
 	b.Run("baseline-git-diff", func(b *testing.B) {
 		b.SetBytes(cs.PatchBytes)
 		b.ReportAllocs()
-		for b.Loop() {
-			cmd := exec.CommandContext(ctx, "git", "-C", repo.dir, "diff", "--binary", "--full-index", "-M", repo.base, repo.end)
-			cmd.Stdout = io.Discard
-			require.NoError(b, cmd.Run())
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				cmd := exec.CommandContext(ctx, "git", "-C", repo.dir, "diff", "--binary", "--full-index", "-M", repo.base, repo.end)
+				cmd.Stdout = io.Discard
+				require.NoError(b, cmd.Run())
+			}
+		})
 	})
 	b.Run("capture", func(b *testing.B) {
 		b.SetBytes(cs.PatchBytes)
 		b.ReportAllocs()
-		for b.Loop() {
-			got, err := changeset.Capture(ctx, repo.dir, repo.base, repo.end, changeset.Options{})
-			require.NoError(b, err)
-			require.Equal(b, cs.SubjectDigest, got.SubjectDigest)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				got, err := changeset.Capture(ctx, repo.dir, repo.base, repo.end, changeset.Options{})
+				require.NoError(b, err)
+				require.Equal(b, cs.SubjectDigest, got.SubjectDigest)
+			}
+		})
 	})
 }
 
@@ -253,34 +279,42 @@ func BenchmarkTakeSnapshot(b *testing.B) {
 		s := snap(b, linked)
 		require.Equal(b, repo.end, s.Base)
 		require.Equal(b, gitT(b, repo.dir, "rev-parse", repo.end+"^{tree}"), s.Tree, "nothing changed: HEAD's tree")
-		for b.Loop() {
-			snap(b, linked)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				snap(b, linked)
+			}
+		})
 	})
 	b.Run("worktree/10-touched", func(b *testing.B) {
 		touch(b)
 		s := snap(b, linked)
 		require.NotEqual(b, gitT(b, repo.dir, "rev-parse", repo.end+"^{tree}"), s.Tree)
-		for b.Loop() {
-			snap(b, linked)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				snap(b, linked)
+			}
+		})
 	})
 	b.Run("private/first", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			p := git.SnapshotParams{GitDir: filepath.Join(b.TempDir(), "private.git"), Path: repo.dir}
-			b.StartTimer()
-			snap(b, p)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				b.StopTimer()
+				p := git.SnapshotParams{GitDir: filepath.Join(b.TempDir(), "private.git"), Path: repo.dir}
+				b.StartTimer()
+				snap(b, p)
+			}
+		})
 	})
 	b.Run("private/10-touched", func(b *testing.B) {
 		p := git.SnapshotParams{GitDir: filepath.Join(b.TempDir(), "private.git"), Path: repo.dir}
 		snap(b, p)
-		for b.Loop() {
-			b.StopTimer()
-			touch(b)
-			b.StartTimer()
-			snap(b, p)
-		}
+		reportCPU(b, func() {
+			for b.Loop() {
+				b.StopTimer()
+				touch(b)
+				b.StartTimer()
+				snap(b, p)
+			}
+		})
 	})
 }
