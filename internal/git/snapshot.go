@@ -121,7 +121,9 @@ func TakeSnapshot(ctx context.Context, p SnapshotParams) (Snapshot, error) {
 	var e *Error
 	switch {
 	case errors.As(err, &e) && e.ExitCode == 1 && e.Stderr == "":
-		// No commit yet: no parent, and nothing tracked to keep.
+		// No commit yet: no parent, and nothing tracked to keep. (err is
+		// read again below, after the exclusions, which may not set it.)
+		err = nil
 	case err != nil:
 		return Snapshot{}, err
 	default:

@@ -179,6 +179,22 @@ func TestSnapshot_private(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist, "the private git directory stays outside the directory")
 }
 
+// TestSnapshot_privateWithoutExclusions: the first snapshot into a new
+// private git directory (no commit yet, so no parent) with nothing
+// excluded records every file.
+func TestSnapshot_privateWithoutExclusions(t *testing.T) {
+	t.Parallel()
+	emptyRepo(t) // skips without git
+	dir := t.TempDir()
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, "sub/b.txt", "b\n")
+	snap, err := git.TakeSnapshot(t.Context(), git.SnapshotParams{GitDir: filepath.Join(t.TempDir(), "p.git"), Path: dir,
+		Ref: "refs/jam/checkpoints/p/1", Message: "checkpoint", At: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)})
+	require.NoError(t, err)
+	assert.Empty(t, snap.Base)
+	assert.Equal(t, "a.txt\nsub/b.txt", run(t, snap.GitDir, "ls-tree", "-r", "--name-only", snap.Commit))
+}
+
 func TestExcludePathspecs(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"", "/", "a\x00b", "a\nb"} {
