@@ -273,25 +273,25 @@ func BenchmarkTakeSnapshot(b *testing.B) {
 			require.NoError(b, f.Close())
 		}
 	}
-	linked := git.SnapshotParams{Repo: repo.dir, Path: repo.dir}
+	worktree := git.SnapshotParams{Repo: repo.dir, Path: repo.dir}
 
 	b.Run("worktree/unchanged", func(b *testing.B) {
-		s := snap(b, linked)
+		s := snap(b, worktree)
 		require.Equal(b, repo.end, s.Base)
 		require.Equal(b, gitT(b, repo.dir, "rev-parse", repo.end+"^{tree}"), s.Tree, "nothing changed: HEAD's tree")
 		reportCPU(b, func() {
 			for b.Loop() {
-				snap(b, linked)
+				snap(b, worktree)
 			}
 		})
 	})
 	b.Run("worktree/10-touched", func(b *testing.B) {
 		touch(b)
-		s := snap(b, linked)
+		s := snap(b, worktree)
 		require.NotEqual(b, gitT(b, repo.dir, "rev-parse", repo.end+"^{tree}"), s.Tree)
 		reportCPU(b, func() {
 			for b.Loop() {
-				snap(b, linked)
+				snap(b, worktree)
 			}
 		})
 	})
