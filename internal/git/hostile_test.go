@@ -1,9 +1,11 @@
 package git_test
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,6 +72,23 @@ func TestHostile_nothingPlantedRuns(t *testing.T) {
 	require.NoError(t, git.BranchDelete(ctx, dir, "jam/s"))
 	_, err = git.Head(ctx, dir)
 	require.NoError(t, err)
+
+	// A change set's calls, over the planted files the archive commit
+	// changed: the one-pass diff (no diff driver, textconv or external
+	// diff runs) and the blob stream (objects read raw).
+	var patch strings.Builder
+	raw, stats, err := git.Diff(ctx, dir, commit+"^", commit, &patch)
+	require.NoError(t, err)
+	require.NotEmpty(t, raw)
+	require.Len(t, stats, len(raw))
+	require.Contains(t, patch.String(), "+changed a.txt")
+	var ids []string
+	for _, e := range raw {
+		if strings.Trim(e.NewID, "0") != "" && e.NewMode != 0o160000 { // a submodule's commit is not here
+			ids = append(ids, e.NewID)
+		}
+	}
+	require.NoError(t, git.CatBlobs(ctx, dir, ids, func(git.Blob, io.Reader) error { return nil }))
 
 	// Diffs jam does not make today would not run drivers either: an
 	// override to empty makes git refuse, not run.
