@@ -2,6 +2,7 @@ package changeset_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -39,7 +40,10 @@ context ctx err value key index count total buffer reader writer path name file 
 type benchRepo struct {
 	dir       string
 	base, end string
-	paths     []string // the end tree's regular files, sorted as generated
+	// ten is a commit on top of end that edits 10 text files; the
+	// worktree stays at end.
+	ten   string
+	paths []string // the end tree's regular files, sorted as generated
 }
 
 // benchTime is the modification time of every generated file: far enough
@@ -179,6 +183,20 @@ func newBenchRepo(b *testing.B) benchRepo {
 			repo.paths = append(repo.paths, p)
 		}
 	}
+	edited := 0
+	for _, p := range repo.paths {
+		if edited == 10 || isBinaryPath(p) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(p)), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(b, err)
+		_, err = f.WriteString("// the ten\n")
+		require.NoError(b, errors.Join(err, f.Close()))
+		edited++
+	}
+	gitT(b, dir, "commit", "-q", "-a", "-m", "ten")
+	repo.ten = gitT(b, dir, "rev-parse", "HEAD")
+	gitT(b, dir, "reset", "-q", "--hard", repo.end)
 	b.Logf("repository: %d files, %.1f MB in the base tree", benchFiles, float64(total)/1e6)
 	return repo
 }
@@ -210,34 +228,40 @@ func reportCPU(b *testing.B, loop func()) {
 func BenchmarkCapture(b *testing.B) {
 	repo := newBenchRepo(b)
 	ctx := context.Background()
-	cs, err := changeset.Capture(ctx, repo.dir, repo.base, repo.end, changeset.Options{})
-	require.NoError(b, err)
-	require.Len(b, cs.Files, benchTouched, "one entry a touched path, a rename one entry")
-	require.False(b, cs.PatchOmitted)
-	b.Logf("change set: %d files, +%d -%d lines, patch %.2f MB", len(cs.Files), cs.Additions, cs.Deletions, float64(cs.PatchBytes)/1e6)
+	for _, c := range []struct {
+		name      string
+		base, end string
+		files     int
+	}{{"500-paths", repo.base, repo.end, benchTouched}, {"10-files", repo.end, repo.ten, 10}} {
+		cs, err := changeset.Capture(ctx, repo.dir, c.base, c.end, changeset.Options{})
+		require.NoError(b, err)
+		require.Len(b, cs.Files, c.files, "one entry a touched path, a rename one entry")
+		require.False(b, cs.PatchOmitted)
+		b.Logf("%s: %d files, +%d -%d lines, patch %.2f MB", c.name, len(cs.Files), cs.Additions, cs.Deletions, float64(cs.PatchBytes)/1e6)
 
-	b.Run("baseline-git-diff", func(b *testing.B) {
-		b.SetBytes(cs.PatchBytes)
-		b.ReportAllocs()
-		reportCPU(b, func() {
-			for b.Loop() {
-				cmd := exec.CommandContext(ctx, "git", "-C", repo.dir, "diff", "--binary", "--full-index", "-M", repo.base, repo.end)
-				cmd.Stdout = io.Discard
-				require.NoError(b, cmd.Run())
-			}
+		b.Run(c.name+"/baseline-git-diff", func(b *testing.B) {
+			b.SetBytes(cs.PatchBytes)
+			b.ReportAllocs()
+			reportCPU(b, func() {
+				for b.Loop() {
+					cmd := exec.CommandContext(ctx, "git", "-C", repo.dir, "diff", "--binary", "--full-index", "-M", c.base, c.end)
+					cmd.Stdout = io.Discard
+					require.NoError(b, cmd.Run())
+				}
+			})
 		})
-	})
-	b.Run("capture", func(b *testing.B) {
-		b.SetBytes(cs.PatchBytes)
-		b.ReportAllocs()
-		reportCPU(b, func() {
-			for b.Loop() {
-				got, err := changeset.Capture(ctx, repo.dir, repo.base, repo.end, changeset.Options{})
-				require.NoError(b, err)
-				require.Equal(b, cs.SubjectDigest, got.SubjectDigest)
-			}
+		b.Run(c.name+"/capture", func(b *testing.B) {
+			b.SetBytes(cs.PatchBytes)
+			b.ReportAllocs()
+			reportCPU(b, func() {
+				for b.Loop() {
+					got, err := changeset.Capture(ctx, repo.dir, c.base, c.end, changeset.Options{})
+					require.NoError(b, err)
+					require.Equal(b, cs.SubjectDigest, got.SubjectDigest)
+				}
+			})
 		})
-	})
+	}
 }
 
 // BenchmarkTakeSnapshot snapshots the end tree of newBenchRepo, checked
