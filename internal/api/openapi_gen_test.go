@@ -86,6 +86,7 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/changesets/{cs}", summary: "One change set's manifest and figures", status: 200, resp: wire.ChangeSet{}},
 	{pattern: "GET /v1/changesets/{cs}/patch", summary: "One change set's binary patch (git diff --binary --full-index)", status: 200, media: []string{"text/x-diff"}},
 	{pattern: "GET /v1/sessions/{session}/changesets", summary: "A session's change sets, newest first", status: 200, resp: wire.ChangeSets{}, query: []string{"turn", "limit"}},
+	{pattern: "POST /v1/sessions/{session}/changesets", summary: "Capture a change set of a session's worktree now (origin request)", status: 201, resp: wire.ChangeSet{}, req: wire.ChangeSetCaptureRequest{}, reqOpt: true},
 	{pattern: "GET /v1/sessions/{session}/checkpoints", summary: "A session's checkpoints", status: 200, resp: wire.Checkpoints{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},
 	{pattern: "GET /metrics", summary: "The daemon's metrics in the Prometheus text format", status: 200, media: []string{"text/plain"}},

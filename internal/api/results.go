@@ -22,6 +22,12 @@ type Results interface {
 	// --binary --full-index); one that was over the bound and not kept is
 	// jam.ErrInvalid, saying so.
 	ChangeSetPatch(ctx context.Context, id string) ([]byte, error)
+	// CaptureChangeSet checkpoints the session's worktree now and captures
+	// the change set from its checkpoint since (0: its first) to that one,
+	// origin request. A session without a checkpoint or without an active
+	// worktree is jam.ErrConflict; an unknown session or checkpoint is
+	// jam.ErrNotFound.
+	CaptureChangeSet(ctx context.Context, session string, since int) (wire.ChangeSet, error)
 	// Checkpoints lists a session's checkpoints by Seq.
 	Checkpoints(ctx context.Context, session string) ([]wire.Checkpoint, error)
 }
@@ -31,6 +37,7 @@ func (s *Server) resultRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/changesets/{cs}", s.handleChangeSet)
 	mux.HandleFunc("GET /v1/changesets/{cs}/patch", s.handleChangeSetPatch)
 	mux.HandleFunc("GET /v1/sessions/{session}/changesets", s.handleSessionChangeSets)
+	mux.HandleFunc("POST /v1/sessions/{session}/changesets", s.handleChangeSetCapture)
 	mux.HandleFunc("GET /v1/sessions/{session}/checkpoints", s.handleCheckpoints)
 }
 
@@ -71,6 +78,31 @@ func (s *Server) listChangeSets(w http.ResponseWriter, r *http.Request, session,
 		out[i].Files = nonNil(out[i].Files)
 	}
 	s.writeJSON(w, http.StatusOK, wire.ChangeSets{ChangeSets: nonNil(out)})
+}
+
+// handleChangeSetCapture answers 201 with the change set it captured.
+func (s *Server) handleChangeSetCapture(w http.ResponseWriter, r *http.Request) {
+	session := r.PathValue("session")
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req wire.ChangeSetCaptureRequest
+	if err := s.decodeOptionalJSON(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Since < 0 {
+		s.writeError(w, r, invalid("since %d is not a checkpoint number (1, 2, …; 0 or absent for the session's first)", req.Since))
+		return
+	}
+	out, err := s.backend.CaptureChangeSet(r.Context(), session, req.Since)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("capture a change set of %s: %w", clip(session), err))
+		return
+	}
+	out.Files = nonNil(out.Files)
+	s.writeJSON(w, http.StatusCreated, out)
 }
 
 func (s *Server) handleChangeSet(w http.ResponseWriter, r *http.Request) {

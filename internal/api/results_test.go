@@ -2,10 +2,16 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,4 +125,142 @@ func assertCode(t *testing.T, want wire.Code, err error) {
 	ae, ok := errors.AsType[*apiclient.Error](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, want, ae.Code, "%v", err)
+}
+
+// captureBackend captures for sess_1, whose checkpoints are 1 and 2;
+// sess_bare has none (and no active worktree); every other session is
+// unknown.
+func captureBackend(at time.Time) (fakeBackend, func() []int) {
+	var (
+		mu     sync.Mutex
+		sinces []int
+	)
+	seen := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sinces)
+	}
+	return fakeBackend{Results: apitest.Results{
+		CaptureChangeSetFunc: func(_ context.Context, session string, since int) (wire.ChangeSet, error) {
+			switch {
+			case session == "sess_bare":
+				return wire.ChangeSet{}, fmt.Errorf("session %s has no checkpoint: %w", session, jam.ErrConflict)
+			case session != "sess_1":
+				return wire.ChangeSet{}, fmt.Errorf("session %s: %w", session, jam.ErrNotFound)
+			case since > 2:
+				return wire.ChangeSet{}, fmt.Errorf("checkpoint %d of %s: %w", since, session, jam.ErrNotFound)
+			}
+			mu.Lock()
+			sinces = append(sinces, since)
+			mu.Unlock()
+			return wire.ChangeSet{ID: "cs_new", Session: session, Origin: "request", BaseCheckpoint: "snap_1", EndCheckpoint: "snap_3",
+				BaseCommit: "1111111111111111111111111111111111111111", EndCommit: "3333333333333333333333333333333333333333",
+				SubjectDigest: "sha256:01", Created: at}, nil
+		},
+	}}, seen
+}
+
+func TestChangeSetCapture(t *testing.T) {
+	t.Parallel()
+	fb, sinces := captureBackend(time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC))
+	b := setup(t, fb, "")
+	oas, err := apitest.LoadOpenAPI(OpenAPIDocument())
+	require.NoError(t, err)
+	c := apiclient.NewWrapped(b.socket, oas.Transport)
+	ctx := t.Context()
+
+	cs, err := c.CaptureChangeSet(ctx, "sess_1", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "cs_new", cs.ID)
+	assert.Equal(t, "request", cs.Origin)
+	assert.NotNil(t, cs.Files, "an empty manifest is [] on the wire")
+	_, err = c.CaptureChangeSet(ctx, "sess_1", 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 2}, sinces())
+
+	_, err = c.CaptureChangeSet(ctx, "sess_other", 0)
+	assertCode(t, wire.CodeNotFound, err)
+	_, err = c.CaptureChangeSet(ctx, "sess_1", 7)
+	assertCode(t, wire.CodeNotFound, err)
+	_, err = c.CaptureChangeSet(ctx, "sess_bare", 0)
+	assertCode(t, wire.CodeConflict, err)
+	assert.Empty(t, oas.Violations())
+
+	post := func(t *testing.T, path, contentType, body string) *http.Response {
+		t.Helper()
+		resp, err := b.unix.Post("http://jamd"+path, contentType, strings.NewReader(body))
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	t.Run("status codes", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name, session, body string
+			want                int
+			code                wire.Code
+		}{
+			{name: "no body", session: "sess_1", want: http.StatusCreated},
+			{name: "empty object", session: "sess_1", body: `{}`, want: http.StatusCreated},
+			{name: "since", session: "sess_1", body: `{"since":1}`, want: http.StatusCreated},
+			{name: "unknown session", session: "sess_x", body: `{}`, want: http.StatusNotFound, code: wire.CodeNotFound},
+			{name: "unknown checkpoint", session: "sess_1", body: `{"since":3}`, want: http.StatusNotFound, code: wire.CodeNotFound},
+			{name: "no checkpoint", session: "sess_bare", want: http.StatusConflict, code: wire.CodeConflict},
+			{name: "negative since", session: "sess_1", body: `{"since":-1}`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+			{name: "unknown field", session: "sess_1", body: `{"since":1,"until":2}`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+			{name: "since as text", session: "sess_1", body: `{"since":"1"}`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+			{name: "fractional since", session: "sess_1", body: `{"since":1.5}`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+			{name: "two values", session: "sess_1", body: `{} {}`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+			{name: "not JSON", session: "sess_1", body: `since=1`, want: http.StatusBadRequest, code: wire.CodeInvalidArgument},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				resp := post(t, "/v1/sessions/"+tc.session+"/changesets", "application/json", tc.body)
+				require.Equal(t, tc.want, resp.StatusCode)
+				if tc.code != "" {
+					assert.Equal(t, tc.code, decodeError(t, resp).Code)
+				}
+			})
+		}
+	})
+	t.Run("refused before the backend", func(t *testing.T) {
+		t.Parallel()
+		resp := post(t, "/v1/sessions/sess_1/changesets?since=1", "application/json", `{}`)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the route takes no query")
+		resp = post(t, "/v1/sessions/sess_1/changesets", "text/plain", `{}`)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the body is JSON")
+	})
+}
+
+// FuzzChangeSetCapture: whatever the body, the capture route answers 201
+// with a since the backend accepts, or refuses it as invalid (or the
+// backend's not found), and never hands the backend a negative since.
+func FuzzChangeSetCapture(f *testing.F) {
+	for _, s := range []string{``, `{}`, `{"since":1}`, `{"since":-1}`, `{"since":3}`, `{"since":1e3}`, `{"since":null}`, `{"until":1}`, `{"since":9999999999999999999}`} {
+		f.Add(s)
+	}
+	fb, _ := captureBackend(time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC))
+	guarded := fb
+	guarded.Results.CaptureChangeSetFunc = func(ctx context.Context, session string, since int) (wire.ChangeSet, error) {
+		if since < 0 {
+			panic(fmt.Sprintf("the backend got since %d", since))
+		}
+		return fb.Results.CaptureChangeSetFunc(ctx, session, since)
+	}
+	srv := &Server{cfg: Config{}.withDefaults(), log: slog.New(slog.DiscardHandler), backend: guarded}
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/sessions/sess_1/changesets", strings.NewReader(body))
+		req.SetPathValue("session", "sess_1")
+		rec := httptest.NewRecorder()
+		srv.handleChangeSetCapture(rec, req)
+		switch rec.Code {
+		case http.StatusCreated:
+			var cs wire.ChangeSet
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &cs))
+			require.Equal(t, "cs_new", cs.ID)
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge:
+		default:
+			t.Fatalf("body %q answered %d: %s", body, rec.Code, rec.Body)
+		}
+	})
 }

@@ -90,6 +90,28 @@ func (d *daemon) changeSet(ctx context.Context, ref string) (store.ChangeSet, er
 	return d.store.ChangeSetGet(ctx, d.workspace.ID, id)
 }
 
+// CaptureChangeSet implements api.Results: the session manager takes a
+// checkpoint of the session's worktree and captures the change set from
+// its checkpoint since (0: its first) to that one.
+func (d *daemon) CaptureChangeSet(ctx context.Context, session string, since int) (wire.ChangeSet, error) {
+	id, err := d.sessionRef(ctx, session)
+	if err != nil {
+		return wire.ChangeSet{}, err
+	}
+	if _, err := d.store.SessionGet(ctx, d.workspace.ID, id); err != nil {
+		return wire.ChangeSet{}, err
+	}
+	rt, err := d.ownedRuntime()
+	if err != nil {
+		return wire.ChangeSet{}, err
+	}
+	cs, err := rt.CaptureChangeSet(ctx, id, since)
+	if err != nil {
+		return wire.ChangeSet{}, err
+	}
+	return wireChangeSet(cs), nil
+}
+
 // Checkpoints implements api.Results.
 func (d *daemon) Checkpoints(ctx context.Context, session string) ([]wire.Checkpoint, error) {
 	id, err := d.sessionRef(ctx, session)

@@ -42,6 +42,14 @@ func (c *Client) ChangeSetPatch(ctx context.Context, id string) ([]byte, error) 
 	return out, err
 }
 
+// CaptureChangeSet captures a change set of the session's worktree now,
+// from its checkpoint since (0: its first).
+func (c *Client) CaptureChangeSet(ctx context.Context, session string, since int) (wire.ChangeSet, error) {
+	var out wire.ChangeSet
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/sessions/%s/changesets", session), body: wire.ChangeSetCaptureRequest{Since: since}}, &out)
+	return out, err
+}
+
 // Checkpoints lists a session's checkpoints by Seq.
 func (c *Client) Checkpoints(ctx context.Context, session string) ([]wire.Checkpoint, error) {
 	var out wire.Checkpoints

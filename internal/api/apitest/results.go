@@ -8,10 +8,11 @@ import (
 
 // Results holds the fake's functions for checkpoints and change sets.
 type Results struct {
-	ChangeSetsFunc     func(ctx context.Context, q wire.ChangeSetQuery) ([]wire.ChangeSet, error)
-	ChangeSetFunc      func(ctx context.Context, id string) (wire.ChangeSet, error)
-	ChangeSetPatchFunc func(ctx context.Context, id string) ([]byte, error)
-	CheckpointsFunc    func(ctx context.Context, session string) ([]wire.Checkpoint, error)
+	ChangeSetsFunc       func(ctx context.Context, q wire.ChangeSetQuery) ([]wire.ChangeSet, error)
+	ChangeSetFunc        func(ctx context.Context, id string) (wire.ChangeSet, error)
+	ChangeSetPatchFunc   func(ctx context.Context, id string) ([]byte, error)
+	CheckpointsFunc      func(ctx context.Context, session string) ([]wire.Checkpoint, error)
+	CaptureChangeSetFunc func(ctx context.Context, session string, since int) (wire.ChangeSet, error)
 }
 
 func (f Results) ChangeSets(ctx context.Context, q wire.ChangeSetQuery) ([]wire.ChangeSet, error) {
@@ -40,4 +41,11 @@ func (f Results) Checkpoints(ctx context.Context, session string) ([]wire.Checkp
 		return nil, ErrUnset
 	}
 	return f.CheckpointsFunc(ctx, session)
+}
+
+func (f Results) CaptureChangeSet(ctx context.Context, session string, since int) (wire.ChangeSet, error) {
+	if f.CaptureChangeSetFunc == nil {
+		return wire.ChangeSet{}, ErrUnset
+	}
+	return f.CaptureChangeSetFunc(ctx, session, since)
 }

@@ -74,6 +74,15 @@ type ChangeSets struct {
 	ChangeSets []ChangeSet `json:"changesets"`
 }
 
+// ChangeSetCaptureRequest is the body of POST
+// /v1/sessions/{session}/changesets, which captures a change set of the
+// session's worktree now (origin request).
+type ChangeSetCaptureRequest struct {
+	// Since is the Seq of the checkpoint the change set starts from; 0
+	// (or absent) means the session's first checkpoint.
+	Since int `json:"since,omitempty"`
+}
+
 // ChangeSetQuery selects change sets: the workspace's, one session's or
 // one turn's, at most Limit (0: the daemon's default).
 type ChangeSetQuery struct {
