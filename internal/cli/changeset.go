@@ -26,6 +26,13 @@ type ChangeSetOptions struct {
 	Limit int
 	JSON  bool
 	Stat  bool
+	// Since is the checkpoint a capture starts from (0: the session's
+	// first).
+	Since int
+	// Dir is where apply applies the patch (default the current
+	// directory); Check only checks that it applies.
+	Dir   string
+	Check bool
 	// Color is auto (a terminal without NO_COLOR), always or never.
 	Color string
 }
@@ -34,13 +41,14 @@ type ChangeSetOptions struct {
 func newChangeSetCmd(io *IOStreams, deps Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "changeset",
-		Short: "List, show and diff the change sets turns captured",
+		Short: "List, show, diff, capture and apply change sets",
 		Long: `A change set is what a turn changed in its session's worktree: the
 difference between the checkpoint taken when the turn started and the one
 taken when it ended, as a manifest (each path with its kind, modes and
 SHA-256 before and after) and a binary patch (git diff --binary
 --full-index), sealed by a subject digest. It is immutable. A change set of
-a failed, cancelled or interrupted turn is marked salvage.`,
+a failed, cancelled or interrupted turn is marked salvage; one captured
+on request (jam changeset capture) is marked request.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
@@ -84,7 +92,38 @@ a failed, cancelled or interrupted turn is marked salvage.`,
 	}
 	diff.Flags().BoolVar(&diffOpts.Stat, "stat", false, "print each file's added and deleted lines instead of the patch")
 	diff.Flags().StringVar(&diffOpts.Color, "color", "auto", "colour the patch: auto (on a terminal without NO_COLOR), always or never")
-	cmd.AddCommand(list, show, diff)
+	captureOpts := &ChangeSetOptions{IO: io}
+	capture := &cobra.Command{
+		Use:   "capture SESSION [--since N] [--json]",
+		Short: "Checkpoint a session's worktree now and capture the change set since a checkpoint",
+		Long: `Takes a checkpoint of the session's worktree now and captures the change
+set from checkpoint N (its number in jam checkpoint list; by default the
+session's first) to it, marked request. Prints it as jam changeset show
+does.`,
+		Args: cobra.ExactArgs(1),
+		RunE: withConfig(captureOpts, runChangeSetCapture),
+	}
+	capture.Flags().IntVar(&captureOpts.Since, "since", 0, "capture from this checkpoint (its number in jam checkpoint list; default the first)")
+	capture.Flags().BoolVar(&captureOpts.JSON, "json", false, "print JSON")
+	applyOpts := &ChangeSetOptions{IO: io}
+	apply := &cobra.Command{
+		Use:   "apply CHANGESET [--to DIR] [--check] [--json]",
+		Short: "Apply a change set's patch to a directory and verify the result against its manifest",
+		Long: `Applies the change set's patch (git apply --binary; the index is not
+touched) to DIR, by default the current directory, which must hold the
+change set's base: the top of a git work tree, or a plain directory in
+none. git apply changes all of the files or none of them. Then every path
+of the manifest is checked: its SHA-256, its executable bit, a symbolic
+link as one, deleted and renamed-away paths gone. --check only checks
+that the patch applies and changes nothing. A change set whose patch was
+over the bound and not kept cannot be applied.`,
+		Args: cobra.ExactArgs(1),
+		RunE: withConfig(applyOpts, runChangeSetApply),
+	}
+	apply.Flags().StringVar(&applyOpts.Dir, "to", "", "apply in this directory (default the current one)")
+	apply.Flags().BoolVar(&applyOpts.Check, "check", false, "only check that the patch applies; change nothing")
+	apply.Flags().BoolVar(&applyOpts.JSON, "json", false, "print JSON")
+	cmd.AddCommand(list, show, diff, capture, apply)
 	return cmd
 }
 
@@ -160,6 +199,25 @@ func runChangeSetShow(ctx context.Context, opts *ChangeSetOptions) error {
 	if err != nil {
 		return err
 	}
+	return printChangeSet(opts, cs)
+}
+
+func runChangeSetCapture(ctx context.Context, opts *ChangeSetOptions) error {
+	if opts.Since < 0 {
+		return &usageError{err: fmt.Errorf("--since %d is not a checkpoint number (1, 2, …)", opts.Since)}
+	}
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	cs, err := client.CaptureChangeSet(ctx, opts.Ref, opts.Since)
+	if err != nil {
+		return err
+	}
+	return printChangeSet(opts, cs)
+}
+
+// printChangeSet prints a change set's figures and manifest, or with
+// opts.JSON the change set.
+func printChangeSet(opts *ChangeSetOptions, cs wire.ChangeSet) error {
 	if opts.JSON {
 		cs.Files = nonNil(cs.Files)
 		return printJSON(opts.IO, cs)

@@ -118,6 +118,57 @@ func TestChangeSetCommands(t *testing.T) {
 				" 4 files changed, +12 −4\n",
 		},
 		{
+			name: "capture prints the change set as show does",
+			backend: backend{Results: apitest.Results{CaptureChangeSetFunc: func(_ context.Context, session string, since int) (wire.ChangeSet, error) {
+				if session != "sess_1" || since != 2 {
+					return wire.ChangeSet{}, fmt.Errorf("got %s since %d", session, since)
+				}
+				cs := changeSetFixture
+				cs.Files, cs.Additions, cs.Deletions, cs.Turn, cs.Origin = cs.Files[:1], 10, 4, "", "request"
+				return cs, nil
+			}}},
+			inv: invocation{args: []string{"changeset", "capture", "sess_1", "--since", "2"}},
+			wantStdout: "change set  cs_1\nsession     sess_1\nturn        -\norigin      request\nchanges     1 file changed, +10 −4\n" +
+				"base        1111111111111111111111111111111111111111 (checkpoint snap_1)\nend         2222222222222222222222222222222222222222 (checkpoint snap_2)\n" +
+				"patch       4096 bytes\ndigest      sha256:0123\ncreated     " + at + "\n\n" +
+				"KIND      PATH     MODE    +   −  SIZE  SHA-256\n" +
+				"modified  main.go  100644  10  4  120   bbbbbbbbbbbb\n",
+		},
+		{
+			name: "capture --json",
+			backend: backend{Results: apitest.Results{CaptureChangeSetFunc: func(_ context.Context, _ string, since int) (wire.ChangeSet, error) {
+				return wire.ChangeSet{ID: "cs_3", Session: "sess_1", Origin: "request", Created: created}, nil
+			}}},
+			inv: invocation{args: []string{"changeset", "capture", "sess_1", "--json"}},
+			wantJSON: `{"id":"cs_3","session":"sess_1","origin":"request","base_checkpoint":"","end_checkpoint":"","base_commit":"","end_commit":"",` +
+				`"files":[],"additions":0,"deletions":0,"patch_bytes":0,"subject_digest":"","created_at":"2026-01-02T03:04:05Z"}`,
+		},
+		{
+			name: "capture of a session without a checkpoint",
+			backend: backend{Results: apitest.Results{CaptureChangeSetFunc: func(context.Context, string, int) (wire.ChangeSet, error) {
+				return wire.ChangeSet{}, fmt.Errorf("session sess_1 has no checkpoint: %w", jam.ErrConflict)
+			}}},
+			inv:        invocation{args: []string{"changeset", "capture", "sess_1"}},
+			wantCode:   5,
+			wantStderr: "jam: capture a change set of sess_1: session sess_1 has no checkpoint: conflict (conflict)\n",
+		},
+		{
+			name: "capture of an unknown session",
+			backend: backend{Results: apitest.Results{CaptureChangeSetFunc: func(context.Context, string, int) (wire.ChangeSet, error) {
+				return wire.ChangeSet{}, fmt.Errorf("session sess_9: %w", jam.ErrNotFound)
+			}}},
+			inv:        invocation{args: []string{"changeset", "capture", "sess_9"}},
+			wantCode:   4,
+			wantStderr: "jam: capture a change set of sess_9: session sess_9: not found (not_found)\n",
+		},
+		{
+			name:       "capture --since negative",
+			backend:    backend{},
+			inv:        invocation{args: []string{"changeset", "capture", "sess_1", "--since", "-1"}},
+			wantCode:   2,
+			wantStderr: "jam: --since -1 is not a checkpoint number (1, 2, …)\n",
+		},
+		{
 			name:       "checkpoint list",
 			backend:    backend{Results: results},
 			inv:        invocation{args: []string{"checkpoint", "list", "sess_1"}},
