@@ -145,6 +145,8 @@ func TestGitPlant_noJamCommandRunsWhatTheAgentPlanted(t *testing.T) {
 	require.ErrorContains(t, err, "not found")
 	_, err = c.Checkpoints(ctx, "sess_01m8vb903ptswbf820ejtmm7py")
 	require.ErrorContains(t, err, "not found")
+	_, err = c.CaptureChangeSet(ctx, "sess_01m8vb903ptswbf820ejtmm7py", 0)
+	require.ErrorContains(t, err, "not found", "an unknown session is refused before the session manager is asked")
 
 	require.Empty(t, gittest.Fired(t, markers), "a planted program ran as jamd")
 }
