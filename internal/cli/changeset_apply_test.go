@@ -344,6 +344,18 @@ func TestChangeSetApply(t *testing.T) {
 		assert.Contains(t, r.stderr, "--to "+missing)
 	})
 
+	t.Run("an empty change set changes nothing", func(t *testing.T) {
+		t.Parallel()
+		cs := f.cs
+		cs.Files, cs.Additions, cs.Deletions, cs.PatchBytes = nil, 0, 0, 0
+		dir := f.checkout(t, true)
+		before := tree(t, dir)
+		r := setup(t, f.results(cs, []byte{})).jam(t, "changeset", "apply", "cs_1", "--to", dir)
+		require.Equal(t, "", r.stderr)
+		assert.Equal(t, "applied cs_1 to "+dir+": no changes\n", r.stdout)
+		assert.Equal(t, before, tree(t, dir))
+	})
+
 	t.Run("unknown change set", func(t *testing.T) {
 		t.Parallel()
 		r := setup(t, f.results(f.cs, f.patch)).jam(t, "changeset", "apply", "cs_9", "--to", t.TempDir())
