@@ -13,6 +13,7 @@ import (
 	gitcli "github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/worktree"
 )
 
 // Results: what turns leave behind. With Config.Results set, every turn
@@ -30,7 +31,9 @@ import (
 // logged; the turn's answer still settles, since the work was done.
 //
 // Before a worktree is archived or removed a request checkpoint records
-// its files, so a removed worktree is restored from its last state.
+// its files, so a removed worktree is restored from its last state; an
+// active worktree whose directory is gone is made again from the latest
+// checkpoint before the next turn (replaceMissing).
 // CaptureChangeSet captures on request, from a chosen checkpoint (the
 // session's first: everything the session changed) to a new one.
 //
@@ -267,6 +270,39 @@ func (m *Manager) requestCheckpoint(ctx context.Context, wt store.Worktree) erro
 	}
 	_, err := m.checkpoint(ctx, wt, "", store.CheckpointRequest)
 	return err
+}
+
+// replaceMissing makes again an active worktree whose directory is gone
+// (removed behind jam's back): from the session's latest checkpoint,
+// byte for byte, or, for a session without one, as Restore makes it (the
+// branch checked out again, or anew from HEAD). Called with the session
+// held, before a turn.
+func (m *Manager) replaceMissing(ctx context.Context, wt store.Worktree) error {
+	if _, err := os.Lstat(wt.Path); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	c, err := m.cfg.Store.CheckpointLatest(ctx, m.cfg.Workspace, wt.SessionID)
+	switch {
+	case err == nil:
+		m.log.Warn("the session's worktree is gone: restoring it from its latest checkpoint", "session", wt.SessionID, "path", wt.Path, "checkpoint", c.Seq)
+		if wt.Repo == "" {
+			if err := os.MkdirAll(filepath.Dir(wt.Path), 0o755); err != nil {
+				return err
+			}
+		}
+		err = worktree.RestoreFrom(ctx, wt, c)
+	case errors.Is(err, jam.ErrNotFound):
+		m.log.Warn("the session's worktree is gone and it has no checkpoint: making it anew", "session", wt.SessionID, "path", wt.Path)
+		if wt.Repo == "" {
+			err = os.MkdirAll(wt.Path, 0o755)
+		} else {
+			err = worktree.Restore(ctx, wt)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("worktree of %s is gone and could not be made again: %w", wt.SessionID, err)
+	}
+	return nil
 }
 
 // CaptureChangeSet captures, on request, the change set of a session's

@@ -289,6 +289,16 @@ func TestResults_plainDirectoryUsesAPrivateGitDir(t *testing.T) {
 	require.Equal(t, filepath.Join(m.cfg.Results.PrivateRoot, string(b.sess.ID)+".git"), cps[0].GitDir)
 	require.Equal(t, "", cps[0].BaseCommit, "the private directory's first checkpoint has no parent")
 	require.NoDirExists(t, filepath.Join(w.Path, ".git"), "the worktree itself gets no git directory")
+
+	// The directory removed behind jam's back: the next turn finds it
+	// again as the last checkpoint left it.
+	require.NoError(t, os.RemoveAll(w.Path))
+	next := b.deliverTo(t, m, b.sess, "0190a1b2-0000-4000-8000-000000000042")
+	require.Equal(t, jam.TurnSucceeded, next.State)
+	data, err := os.ReadFile(filepath.Join(w.Path, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "a\nb\n", string(data))
+	require.True(t, b.turnChangeSet(t, next).Empty(), "the restored worktree is the last turn's end: the turn rewrote the same file")
 }
 
 // TestResults_salvagesATurnADeadDaemonLeftRunning: a turn that was

@@ -500,6 +500,9 @@ func (m *Manager) runNext(ctx context.Context, id jam.SessionID) (ran bool, err 
 		m.log.Info("turn waits for the session's worktree", "session", id, "turn", next.ID, "worktree", wt.State)
 		return false, nil
 	}
+	if err := m.replaceMissing(ctx, wt); err != nil {
+		return false, err
+	}
 	return true, m.runTurn(ctx, s, wt, *next)
 }
 
