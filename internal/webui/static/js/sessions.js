@@ -203,8 +203,10 @@ export function mountSession(main, { id, turn: pinned }) {
   function changeCell(t) {
     const list = changeSets.get(t.id) || [];
     if (!list.length) return h('span', { class: 'sub' }, '—');
-    return list.map((cs) => h('a', { href: sessionHref(id, t.id), dataset: { changesetLink: cs.id }, class: (cs.files || []).length ? null : 'sub' },
-      summary(cs), cs.origin === 'salvage' ? ' (salvage)' : ''));
+    // One line each (a turn has one change set; a store holding more
+    // shows them all, newest first).
+    return list.map((cs) => h('div', {}, h('a', { href: sessionHref(id, t.id), dataset: { changesetLink: cs.id }, class: (cs.files || []).length ? null : 'sub' },
+      summary(cs), cs.origin === 'salvage' ? ' (salvage)' : '')));
   }
 
   // renderChanges shows the shown turn's change sets, drawing again only
