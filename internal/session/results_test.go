@@ -251,12 +251,37 @@ func TestResults_turnsOfARepositorySession(t *testing.T) {
 	}))
 	require.Equal(t, want, got)
 
+	// The third turn's end, by its number: without what the failed turn
+	// left after it.
+	var thirdEnd int
+	for _, c := range cps {
+		if c.Turn == three.ID && c.Phase == store.CheckpointTurnEnd {
+			thirdEnd = c.Seq
+		}
+	}
+	require.NotZero(t, thirdEnd)
+	_, err = m.RemoveWorktree(ctx, s.ID, true)
+	require.NoError(t, err)
+	_, err = m.RestoreWorktree(ctx, s.ID, thirdEnd)
+	require.NoError(t, err)
+	require.NoFileExists(t, filepath.Join(w.Path, "half.txt"))
+	main, err := os.ReadFile(filepath.Join(w.Path, "main.go"))
+	require.NoError(t, err)
+	require.Equal(t, "package main\n\nfunc main() { println(\"three\") }\n", string(main))
+	// Removed again and restored by default: the latest checkpoint, the
+	// one the remove took, so the third turn's state again.
+	_, err = m.RemoveWorktree(ctx, s.ID, true)
+	require.NoError(t, err)
+	_, err = m.RestoreWorktree(ctx, s.ID, 0)
+	require.NoError(t, err)
+	require.NoFileExists(t, filepath.Join(w.Path, "half.txt"))
+
 	// Captured on request: everything the session changed since its first
 	// checkpoint.
 	all, err := m.CaptureChangeSet(ctx, s.ID, 0)
 	require.NoError(t, err)
 	require.Equal(t, store.ChangeSetRequest, all.Origin)
-	require.Equal(t, []string{"added docs/a b ü.md", "added half.txt", "added link", "added main.go"}, paths(all))
+	require.Equal(t, []string{"added docs/a b ü.md", "added link", "added main.go"}, paths(all), "the state the last remove saw: the third turn's")
 	_, err = m.CaptureChangeSet(ctx, s.ID, 99)
 	require.ErrorIs(t, err, jam.ErrNotFound)
 	_, err = m.CaptureChangeSet(ctx, jam.New[jam.SessionID](b.m), 0)
