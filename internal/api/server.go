@@ -133,6 +133,10 @@ type Config struct {
 	// of the same host instead of failing (for the default address, so a
 	// second daemon on the machine still starts).
 	HTTPFallback bool
+	// WrapHandler, when set, wraps the outermost handler of each listener:
+	// a test's OpenAPI validator of every answer (apitest.OpenAPI's
+	// Middleware). Nil in the daemon users run.
+	WrapHandler func(http.Handler) http.Handler
 	// Metrics, when set, is served at GET /metrics (on the TCP listener
 	// behind the bearer token, as the API is) and records each request's
 	// duration by route pattern. Nil: /metrics answers not_found.
@@ -309,6 +313,9 @@ func (s *Server) Start(ctx context.Context) error {
 		h := s.bounded(ln.h)
 		if wrapHandler != nil {
 			h = wrapHandler(h)
+		}
+		if s.cfg.WrapHandler != nil {
+			h = s.cfg.WrapHandler(h)
 		}
 		srv := &http.Server{
 			Handler:           h,

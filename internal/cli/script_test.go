@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +16,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 
+	"github.com/jamhq/jam/internal/api"
+	"github.com/jamhq/jam/internal/api/apitest"
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/daemon"
 	"github.com/jamhq/jam/internal/datadir"
@@ -44,7 +49,56 @@ func TestMain(m *testing.M) {
 func realMain(main func(context.Context, []string, *cli.IOStreams, cli.Deps) int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: daemon.RunCLI, RunHub: daemon.RunHub, RunDemoAgent: daemon.RunDemoAgent})
+	run := daemon.RunCLI
+	if file := os.Getenv(violationsEnv); file != "" {
+		wrap, err := validateAnswers(file)
+		if err != nil {
+			os.Stderr.WriteString("openapi document: " + err.Error() + "\n")
+			return 1
+		}
+		run = daemon.RunCLIWith(daemon.Options{WrapAPI: wrap})
+	}
+	return main(ctx, os.Args[1:], cli.System(), cli.Deps{RunDaemon: run, RunHub: daemon.RunHub, RunDemoAgent: daemon.RunDemoAgent})
+}
+
+// violationsEnv names the file a script's daemons append every control
+// API answer that does not match the OpenAPI document to; the script
+// fails at its end when the file is not empty.
+const violationsEnv = "JAM_TEST_API_VIOLATIONS"
+
+// validateAnswers is the daemon's API wrapper of a script: every answer
+// (the CLI's requests, a curl's) is checked against the OpenAPI document
+// as it is written, and a violation appended to file at once, so a
+// daemon the script kills has reported it already.
+func validateAnswers(file string) (func(http.Handler) http.Handler, error) {
+	oas, err := apitest.LoadOpenAPI(api.OpenAPIDocument())
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	written := 0
+	return func(next http.Handler) http.Handler {
+		checked := oas.Middleware(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			checked.ServeHTTP(w, r)
+			mu.Lock()
+			defer mu.Unlock()
+			v := oas.Violations()
+			if len(v) == written {
+				return
+			}
+			f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				_, err = f.WriteString(strings.Join(v[written:], "\n\n") + "\n")
+				err = errors.Join(err, f.Close())
+			}
+			if err != nil {
+				os.Stderr.WriteString("record an OpenAPI violation: " + err.Error() + "\n")
+				return
+			}
+			written = len(v)
+		})
+	}, nil
 }
 
 func TestScripts(t *testing.T) {
@@ -66,6 +120,15 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("JAM_HTTP_ADDR", "127.0.0.1:0")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/.local/share")
+			// Every control API answer the script's daemons give is
+			// checked against the OpenAPI document.
+			violations := env.WorkDir + "/.api-violations"
+			env.Setenv(violationsEnv, violations)
+			env.Defer(func() {
+				if data, err := os.ReadFile(violations); err == nil && len(data) > 0 {
+					env.T().Fatal("control API answers that do not match the OpenAPI document:\n" + string(data))
+				}
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

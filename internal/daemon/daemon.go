@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -38,6 +39,19 @@ type Streams struct {
 // cfg.ShutdownTimeout. It returns nil after a clean stop, and an error if
 // the daemon could not start or did not stop cleanly.
 func Run(ctx context.Context, cfg config.Config, streams Streams) (err error) {
+	return RunWith(ctx, cfg, streams, Options{})
+}
+
+// Options are what a test may add to a daemon; the zero value is the
+// daemon users run.
+type Options struct {
+	// WrapAPI wraps the control API's handler on every listener (a test's
+	// validator of every answer against the OpenAPI document).
+	WrapAPI func(http.Handler) http.Handler
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, cfg config.Config, streams Streams, opts Options) (err error) {
 	if err := datadir.Prepare(cfg.DataDir); err != nil {
 		return err
 	}
@@ -47,7 +61,7 @@ func Run(ctx context.Context, cfg config.Config, streams Streams) (err error) {
 	}
 	log := newLogger(cfg, streams.Err)
 
-	d := &daemon{cfg: cfg, log: log, minter: jam.NewMinter(nil, nil), started: time.Now()}
+	d := &daemon{cfg: cfg, opts: opts, log: log, minter: jam.NewMinter(nil, nil), started: time.Now()}
 	stack := &stopStack{log: log}
 	stack.push("data directory lock", func(context.Context) error { return lock.Release() })
 
@@ -73,6 +87,7 @@ func Run(ctx context.Context, cfg config.Config, streams Streams) (err error) {
 // daemon holds the running components.
 type daemon struct {
 	cfg     config.Config
+	opts    Options
 	log     *slog.Logger
 	minter  *jam.Minter
 	started time.Time
@@ -177,6 +192,7 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		Metrics:    d.metrics,
 		// Only the default address: one given stops the start when taken.
 		HTTPFallback: !d.cfg.HTTPAddrSet && d.cfg.HTTPAddr == config.DefaultHTTPAddr,
+		WrapHandler:  d.opts.WrapAPI,
 	}, d)
 	if err != nil {
 		return err
@@ -238,4 +254,11 @@ func (d *daemon) printBanner(w io.Writer) {
 // RunCLI adapts Run to the command line's RunDaemonFunc.
 func RunCLI(ctx context.Context, cfg config.Config, io *cli.IOStreams) error {
 	return Run(ctx, cfg, Streams{Out: io.Out, Err: io.ErrOut})
+}
+
+// RunCLIWith is RunCLI with options (a test's).
+func RunCLIWith(opts Options) cli.RunDaemonFunc {
+	return func(ctx context.Context, cfg config.Config, io *cli.IOStreams) error {
+		return RunWith(ctx, cfg, Streams{Out: io.Out, Err: io.ErrOut}, opts)
+	}
 }
