@@ -107,7 +107,11 @@ func start(t *testing.T, cfg config.Config) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1), out: &syncBuffer{}, log: &syncBuffer{}}
-	r.wg.Go(func() { r.done <- daemon.Run(ctx, cfg, daemon.Streams{Out: r.out, Err: r.log}) })
+	// Every answer is checked as the daemon writes it too, so what a
+	// browser of a web UI test fetches is held to the document as well.
+	r.wg.Go(func() {
+		r.done <- daemon.RunWith(ctx, cfg, daemon.Streams{Out: r.out, Err: r.log}, daemon.Options{WrapAPI: controlAPI.Middleware})
+	})
 	r.client = apiclient.NewWrapped(filepath.Join(cfg.DataDir, datadir.SocketFile), controlAPI.Transport)
 	t.Cleanup(func() { r.cancel(); r.wg.Wait(); r.client.Close() })
 	return r
