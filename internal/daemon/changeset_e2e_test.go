@@ -13,7 +13,6 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
-	"github.com/jamhq/jam/internal/executor/bwrap"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/realagent"
 )
@@ -59,16 +58,7 @@ func TestOwned_openCodeChangeSetEndToEnd(t *testing.T) {
 			t.Log(r.log.String())
 		}
 	}()
-	rt := &wire.AgentRuntime{Command: oc.SandboxCommand(), Env: oc.SandboxEnv(), Model: realagent.FakeAltModelID, Permission: "allow",
-		Sandbox: "bwrap", Network: "off", Repo: repo}
-	if err := bwrap.Probe(); err != nil {
-		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
-			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
-		}
-		t.Logf("running opencode unsandboxed: %v", err)
-		rt = &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env, Model: realagent.FakeAltModelID, Permission: "allow", Sandbox: "local", Repo: repo}
-	}
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: rt})
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: openCodeRuntime(t, oc, repo)})
 	require.NoError(t, err)
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
 	require.NoError(t, err)

@@ -53,15 +53,7 @@ func TestOwned_openCodeAnswersInTheRoom(t *testing.T) {
 	// Where bubblewrap cannot run (and JAM_REQUIRE_BWRAP is not 1) it runs
 	// unsandboxed, in a network namespace of its own when possible. The
 	// model is not the configuration's default: jam sets it per session.
-	rt := &wire.AgentRuntime{Command: oc.SandboxCommand(), Env: oc.SandboxEnv(), Model: realagent.FakeAltModelID, Permission: "allow",
-		Sandbox: "bwrap", Network: "off"}
-	if err := bwrap.Probe(); err != nil {
-		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
-			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
-		}
-		t.Logf("running opencode unsandboxed: %v", err)
-		rt = &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env, Model: realagent.FakeAltModelID, Permission: "allow", Sandbox: "local"}
-	}
+	rt := openCodeRuntime(t, oc, "")
 	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: rt})
 	require.NoError(t, err)
 	require.Equal(t, rt.Sandbox, agent.Runtime.Desired.Sandbox)
@@ -115,4 +107,23 @@ func TestOwned_openCodeAnswersInTheRoom(t *testing.T) {
 		require.Len(t, ts, 1)
 		return ts[0].State == "succeeded"
 	}, 30*time.Second, 20*time.Millisecond, "the turn succeeds")
+}
+
+// openCodeRuntime is the runtime of an owned `opencode acp` on the fake
+// model (its alternative model, set per session), permission allow, on
+// repo ("" for none): under jam's sandbox (bwrap) with the network cut,
+// the fake model reached through realagent's bridge; where bubblewrap
+// cannot run (and JAM_REQUIRE_BWRAP is not 1), unsandboxed.
+func openCodeRuntime(t *testing.T, oc *realagent.OpenCode, repo string) *wire.AgentRuntime {
+	t.Helper()
+	rt := &wire.AgentRuntime{Command: oc.SandboxCommand(), Env: oc.SandboxEnv(), Model: realagent.FakeAltModelID, Permission: "allow",
+		Sandbox: "bwrap", Network: "off", Repo: repo}
+	if err := bwrap.Probe(); err != nil {
+		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
+		}
+		t.Logf("running opencode unsandboxed: %v", err)
+		rt = &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env, Model: realagent.FakeAltModelID, Permission: "allow", Sandbox: "local", Repo: repo}
+	}
+	return rt
 }

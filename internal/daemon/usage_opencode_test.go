@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
-	"github.com/jamhq/jam/internal/executor/bwrap"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/realagent"
 )
@@ -42,15 +40,7 @@ func TestUsage_openCodeReportsTheFakeModelsTokens(t *testing.T) {
 			t.Log(r.log.String())
 		}
 	}()
-	rt := &wire.AgentRuntime{Command: oc.SandboxCommand(), Env: oc.SandboxEnv(), Model: realagent.FakeAltModelID, Permission: "allow",
-		Sandbox: "bwrap", Network: "off"}
-	if err := bwrap.Probe(); err != nil {
-		if os.Getenv("JAM_REQUIRE_BWRAP") == "1" {
-			t.Fatalf("JAM_REQUIRE_BWRAP=1: %v", err)
-		}
-		rt = &wire.AgentRuntime{Command: oc.Command(), Env: oc.Env, Model: realagent.FakeAltModelID, Permission: "allow", Sandbox: "local"}
-	}
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: rt})
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: openCodeRuntime(t, oc, "")})
 	require.NoError(t, err)
 	asks := map[string]string{} // room -> its request
 	for i, title := range []string{"parser", "docs"} {
