@@ -435,7 +435,10 @@ func TestWebUI_sessionLiveTurn(t *testing.T) {
 	require.NoError(t, err)
 	p.waitFor("the link to the live turn", `document.querySelector('.live-turns a[data-live-turn]') !== null`)
 	p.screenshot("webui-room-live-turn-link")
-	p.do(chromedp.Click(chromedp.CSS(`.live-turns a[data-live-turn]`)))
+	// Clicked in the page, in one step: the list is drawn again as the
+	// turn moves (preparing, its checkpoint, running), so a node found
+	// first may be gone by the time a separate click reaches it.
+	p.eval(`document.querySelector('.live-turns a[data-live-turn]').click(), 'clicked'`)
 	p.waitFor("the session page with streamed thoughts", `location.hash.startsWith('#/sessions/') && (document.querySelector('.output .out-thought') || {}).textContent?.includes('thinking')`)
 	require.Equal(t, session.ID, p.eval(`decodeURIComponent(location.hash.split('/')[2])`))
 	p.waitFor("the answer and the turn's end", `(document.querySelector('.output .out-text') || {}).textContent?.includes('You said:') && document.querySelector('tr[data-turn] [data-turn-state="succeeded"]') !== null`)
