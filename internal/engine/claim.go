@@ -127,7 +127,7 @@ func (e *Engine) deliver(ctx context.Context, row store.QueueRow) {
 		err = e.cfg.Deliverer.Deliver(ctx, Delivery{Binding: b, Row: row})
 	}
 	if err == nil {
-		err = e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID, State: store.QueueDelivered, At: e.cfg.Now()})
+		err = e.markDelivered(ctx, row)
 	}
 	e.wake.Notify()
 	if err != nil {
@@ -207,4 +207,27 @@ func (e *Engine) redeliverBinding(ctx context.Context, p *peerState, b store.Bin
 		e.claimAndDeliver(ctx, p, row)
 	}
 	return nil
+}
+
+// markDelivered records a row delivered. A retryable failure (the store
+// full or unavailable) is retried in place with bounded backoff, as a
+// claim is: the lane, one room's, waits, so the room's later rows never
+// reach its agent's inbox ahead of this one.
+func (e *Engine) markDelivered(ctx context.Context, row store.QueueRow) error {
+	mark := func() error {
+		return e.cfg.Store.QueueMark(ctx, store.QueueMarkParams{WorkspaceID: row.WorkspaceID, Peer: row.Peer, MessageID: row.MessageID,
+			State: store.QueueDelivered, At: e.cfg.Now()})
+	}
+	again := func(err error) bool {
+		return (retryable(err) || errors.Is(err, jam.ErrStorageFull)) && ctx.Err() == nil
+	}
+	err := mark()
+	if err == nil || !again(err) {
+		return err
+	}
+	e.backoff(func() bool {
+		err = mark()
+		return err == nil || !again(err)
+	})
+	return err
 }

@@ -31,7 +31,11 @@
 //     its agent sees the room in order (a lane is one room's, so the other
 //     rooms go on). Each retry re-reads the owner of the message; retries
 //     given up leave the row queued for a later redelivery.
-//  7. Deliver through a one-method Deliverer that must return quickly.
+//  7. Deliver through a one-method Deliverer that must return quickly,
+//     then record the row delivered. A record refused for now (the store
+//     full or unavailable) is retried in place with the same bounded
+//     backoff, so a room's later messages never reach its agent's inbox
+//     ahead of this one.
 //
 // Delivery never settles. Ack and Reply re-claim, settle on Band, and only
 // then remove the row locally; a reply is recorded durably as an intent
