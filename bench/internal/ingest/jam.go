@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jamhq/jam/bench/internal/pgdb"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/spool"
@@ -62,7 +63,7 @@ func openJamPostgres(ctx context.Context, dir, url string, drained bool) (*jamTa
 	if url == "" {
 		return nil, fmt.Errorf("ingest: %w: the postgres targets need a server URL", jam.ErrInvalid)
 	}
-	dbURL, drop, err := freshDatabase(ctx, url)
+	dbURL, _, drop, err := pgdb.Create(ctx, url, "jambench_")
 	if err != nil {
 		return nil, err
 	}

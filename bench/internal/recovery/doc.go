@@ -51,4 +51,18 @@
 //     on a copy of the seeded hub and extrapolates linearly; the hub's
 //     queries are indexed, so the cost per message does not grow with the
 //     backlog, and the sample runs against the full backlog.
+//
+// PostgreSQL (Options.PostgresURL, a server's URL): after the measurements
+// above, the whole setup runs again in a data directory of its own whose
+// daemon's store is a database created on that server for the run
+// (package pgdb): the in-process daemon creates the agent, the rooms and
+// the bindings in it, the hub of that directory gets the same messages,
+// and jam's PostgreSQL store (internal/store/postgres), opened directly
+// with the daemon's key, gets the same spool appends and queue moves
+// through the same store methods as the SQLite one. The child jamd runs
+// with that URL as its store (passed in StoreEnv, never on the command
+// line), and the same figures are measured the same way, progress being
+// read from the database. The database is dropped when the measurement
+// ends, whether it succeeded or not. The URL may hold a password: it is
+// never written to a result, a log line or an error.
 package recovery

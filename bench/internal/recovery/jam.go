@@ -15,10 +15,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/jamtest"
 	_ "github.com/jamhq/jam/internal/store/sqlite" // registers the "sqlite" driver
@@ -28,14 +32,21 @@ import (
 // of a recovery measurement: see Child.
 const ChildEnv = "JAMBENCH_RECOVERY_DAEMON"
 
+// StoreEnv holds the store of the child's daemon (config's Store: unset
+// for the SQLite file of the data directory, or a postgres:// URL). It
+// goes through the environment, not the command line, because the URL
+// may hold a password.
+const StoreEnv = "JAMBENCH_RECOVERY_STORE"
+
 // redeliverParallel is the number of rooms jam's redelivery works on at
 // once (internal/engine Redeliver: as many as lanes may be active); the
 // hub-alone baseline does the same.
 const redeliverParallel = 8
 
-// Child runs the daemon of a measurement on dir until in ends.
-func Child(ctx context.Context, dir string, in io.Reader) error {
-	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: dir, LogLevel: "error", ReadyTimeout: time.Hour})
+// Child runs the daemon of a measurement on dir, over storeValue (the
+// value of StoreEnv; "" is the SQLite file of dir), until in ends.
+func Child(ctx context.Context, dir, storeValue string, in io.Reader) error {
+	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: dir, Store: storeValue, LogLevel: "error", ReadyTimeout: time.Hour})
 	if err != nil {
 		return err
 	}
@@ -72,7 +83,7 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), ChildEnv+"="+s.dir)
+	cmd.Env = append(os.Environ(), ChildEnv+"="+s.dir, StoreEnv+"="+s.store)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -80,7 +91,7 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	}
 	c := apiclient.New(filepath.Join(s.dir, datadir.SocketFile))
 	defer c.Close()
-	progress, err := sql.Open("sqlite", "file:"+filepath.Join(s.dir, datadir.StoreFile)+"?mode=ro&_pragma=busy_timeout(5000)")
+	progress, err := openProgress(s)
 	if err != nil {
 		return JamResult{}, err
 	}
@@ -128,11 +139,7 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var first, nth sql.NullInt64
-		err := progress.QueryRowContext(ctx, `SELECT MIN(delivered_at) FROM queue WHERE state = 'delivered'`).Scan(&first)
-		if err == nil && first.Valid {
-			err = progress.QueryRowContext(ctx, `SELECT delivered_at FROM queue WHERE state = 'delivered' ORDER BY delivered_at LIMIT 1 OFFSET ?`, o.JamSample-1).Scan(&nth)
-		}
+		first, nth, err := progress.delivered(ctx, o.JamSample)
 		switch {
 		case err == nil && nth.Valid:
 			res.FirstDeliveredEvent = since(time.UnixMicro(first.Int64))
@@ -197,6 +204,45 @@ func runJam(ctx context.Context, o Options, s *seeded) (_ JamResult, err error) 
 	res.PeakRSSKiB = peakRSS(cmd.Process.Pid)
 	return res, nil
 }
+
+// progress reads the daemon's own delivery times from its store while it
+// runs, read-only.
+type progress struct {
+	db *sql.DB
+	// nthQuery selects the delivery time of the row at an offset, with
+	// the dialect's placeholder.
+	nthQuery string
+}
+
+// openProgress opens the store of s for reading: the SQLite file
+// read-only, or a connection to the PostgreSQL database.
+func openProgress(s *seeded) (*progress, error) {
+	const nth = `SELECT delivered_at FROM queue WHERE state = 'delivered' ORDER BY delivered_at LIMIT 1 OFFSET `
+	if config.IsPostgresURL(s.store) {
+		cfg, err := pgx.ParseConfig(s.store)
+		if err != nil {
+			return nil, errors.New("progress: the postgres URL does not parse") // pgx's error may quote it
+		}
+		return &progress{db: stdlib.OpenDB(*cfg), nthQuery: nth + "$1"}, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.dir, datadir.StoreFile)+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, err
+	}
+	return &progress{db: db, nthQuery: nth + "?"}, nil
+}
+
+// delivered returns the earliest delivery time, and that of the n-th
+// delivered message (NULL while fewer are delivered), in microseconds.
+func (p *progress) delivered(ctx context.Context, n int) (first, nth sql.NullInt64, err error) {
+	err = p.db.QueryRowContext(ctx, `SELECT MIN(delivered_at) FROM queue WHERE state = 'delivered'`).Scan(&first)
+	if err == nil && first.Valid {
+		err = p.db.QueryRowContext(ctx, p.nthQuery, n-1).Scan(&nth)
+	}
+	return first, nth, err
+}
+
+func (p *progress) Close() error { return p.db.Close() }
 
 // claimedOnHub counts the seeded messages the agent holds claimed on the
 // daemon's hub with exactly one processing attempt; it fails if one is

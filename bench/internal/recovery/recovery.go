@@ -13,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jamhq/jam/bench/internal/pgdb"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/hub"
 	"github.com/jamhq/jam/internal/jam"
@@ -22,6 +24,7 @@ import (
 	"github.com/jamhq/jam/internal/mention"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store"
+	"github.com/jamhq/jam/internal/store/postgres"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
@@ -43,6 +46,11 @@ type Options struct {
 	Parallel int
 	// Timeout bounds the wait for jam's redelivery. Default 10 minutes.
 	Timeout time.Duration
+	// PostgresURL, when set, names a PostgreSQL server: jam's recovery is
+	// then also measured over its PostgreSQL store, in a database created
+	// on that server for the run and dropped after it (see the package
+	// doc). It never appears in a result, a log line or an error.
+	PostgresURL string
 	// Dir holds the run's data; keep it short (unix socket paths).
 	Dir string
 	// Log receives progress lines. Nil discards them.
@@ -113,6 +121,16 @@ type FileResult struct {
 	Read int `json:"read"`
 }
 
+// PostgresResult is jam's recovery over its PostgreSQL store.
+type PostgresResult struct {
+	JamResult
+	// Setup is the time its backlog took to set up (not timed in the
+	// figures).
+	Setup float64 `json:"setup_seconds"`
+	// Database is the name of the database the run created and dropped.
+	Database string `json:"database"`
+}
+
 // Result is one run of the scenario.
 type Result struct {
 	Messages int        `json:"messages"`
@@ -121,6 +139,8 @@ type Result struct {
 	Jam      JamResult  `json:"jam"`
 	Hub      HubResult  `json:"hub"`
 	File     FileResult `json:"file_spool"`
+	// Postgres is jam over PostgreSQL; nil without Options.PostgresURL.
+	Postgres *PostgresResult `json:"jam_postgres,omitempty"`
 }
 
 // Run sets the backlog up and measures jam and both baselines.
@@ -135,7 +155,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer os.RemoveAll(dir)
 	begun := time.Now()
-	s, err := seed(ctx, o, dir)
+	s, err := seed(ctx, o, filepath.Join(dir, "jam"), config.DefaultStore)
 	if err != nil {
 		return Result{}, fmt.Errorf("seed: %w", err)
 	}
@@ -153,15 +173,52 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if res.Jam, err = runJam(ctx, o, s); err != nil {
 		return Result{}, fmt.Errorf("jam: %w", err)
 	}
-	fmt.Fprintf(o.Log, "jam: first delivered %.2f s, %d delivered at %.1f s; control api up %.2f s (0: not yet), first delivery %.2f s, all (extrapolated when sampled) %.1f s, peak RSS %d MiB\n",
-		res.Jam.FirstDeliveredEvent, res.Jam.Taken, res.Jam.SampleSeconds, res.Jam.Ready, res.Jam.First, res.Jam.All, res.Jam.PeakRSSKiB/1024)
+	logJam(o.Log, "jam", res.Jam)
+	if o.PostgresURL != "" {
+		pg, err := runPostgres(ctx, o, filepath.Join(dir, "pg"))
+		if err != nil {
+			return Result{}, fmt.Errorf("jam over postgres: %w", err)
+		}
+		res.Postgres = &pg
+	}
+	return res, nil
+}
+
+func logJam(w io.Writer, name string, r JamResult) {
+	fmt.Fprintf(w, "%s: first delivered %.2f s, %d delivered at %.1f s; control api up %.2f s (0: not yet), first delivery %.2f s, all (extrapolated when sampled) %.1f s, peak RSS %d MiB\n",
+		name, r.FirstDeliveredEvent, r.Taken, r.SampleSeconds, r.Ready, r.First, r.All, r.PeakRSSKiB/1024)
+}
+
+// runPostgres seeds the same backlog in dir over a fresh database on the
+// server of o.PostgresURL, measures jam's recovery on it, and drops the
+// database, whatever happened.
+func runPostgres(ctx context.Context, o Options, dir string) (_ PostgresResult, err error) {
+	begun := time.Now()
+	dbURL, name, drop, err := pgdb.Create(ctx, o.PostgresURL, "jambench_recovery_")
+	if err != nil {
+		return PostgresResult{}, err
+	}
+	defer func() { err = errors.Join(err, drop()) }()
+	s, err := seed(ctx, o, dir, dbURL)
+	if err != nil {
+		return PostgresResult{}, fmt.Errorf("seed: %w", err)
+	}
+	res := PostgresResult{Setup: time.Since(begun).Seconds(), Database: name}
+	fmt.Fprintf(o.Log, "jam over postgres: %d messages across %d rooms set up in %.1f s (database %s)\n", o.Messages, o.Rooms, res.Setup, name)
+	if res.JamResult, err = runJam(ctx, o, s); err != nil {
+		return PostgresResult{}, err
+	}
+	logJam(o.Log, "jam over postgres", res.JamResult)
 	return res, nil
 }
 
 // seeded is the backlog set up by seed.
 type seeded struct {
-	dir      string // jam's data directory
-	hubCopy  string // a copy of the seeded hub's directory, for the baseline
+	dir string // jam's data directory
+	// store is the daemon's store: config.DefaultStore (the SQLite file
+	// in dir) or a postgres:// URL, which may hold a password.
+	store    string
+	hubCopy  string // a copy of the seeded hub's directory, for the baseline; "" with postgres
 	agentID  string
 	agentKey string
 	rooms    []string
@@ -171,9 +228,14 @@ type seeded struct {
 	parallel int
 }
 
-// seed builds the backlog in dir (see the package doc).
-func seed(ctx context.Context, o Options, dir string) (*seeded, error) {
-	s := &seeded{dir: filepath.Join(dir, "jam"), hubCopy: filepath.Join(dir, "hubcopy"), parallel: redeliverParallel}
+// seed builds the backlog in the data directory dir, over the store
+// storeValue (see seeded.store and the package doc). Only the SQLite
+// backlog keeps a copy of the seeded hub, for the hub-alone baseline.
+func seed(ctx context.Context, o Options, dir, storeValue string) (*seeded, error) {
+	s := &seeded{dir: dir, store: storeValue, parallel: redeliverParallel}
+	if !config.IsPostgresURL(storeValue) {
+		s.hubCopy = filepath.Join(filepath.Dir(dir), "hubcopy")
+	}
 	if err := os.Mkdir(s.dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -190,7 +252,7 @@ func seed(ctx context.Context, o Options, dir string) (*seeded, error) {
 // seedDaemon runs a daemon in-process to create the agent, the rooms and
 // the bindings the way a user does.
 func seedDaemon(ctx context.Context, o Options, s *seeded) (jam.WorkspaceID, jam.PeerKey, string, error) {
-	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: s.dir, LogLevel: "error"})
+	d, err := jamtest.Start(ctx, jamtest.Options{DataDir: s.dir, LogLevel: "error", Store: s.store})
 	if err != nil {
 		return "", jam.PeerKey{}, "", err
 	}
@@ -253,6 +315,9 @@ func seedHub(ctx context.Context, o Options, s *seeded, owner string) error {
 	if err = errors.Join(err, h.Stop(ctx)); err != nil {
 		return err
 	}
+	if s.hubCopy == "" {
+		return nil
+	}
 	// The hub's Stop checkpointed its WAL into hub.db.
 	if err := os.Mkdir(s.hubCopy, 0o700); err != nil {
 		return err
@@ -267,12 +332,13 @@ func seedHub(ctx context.Context, o Options, s *seeded, owner string) error {
 
 // seedStore spools and queues the messages in jam's store as the engine
 // does: sealed as received, then moved to the queue rendered and resealed.
+// Both dialects get the same rows through the same store methods.
 func seedStore(ctx context.Context, s *seeded, ws jam.WorkspaceID, peer jam.PeerKey) error {
 	box, err := secret.LoadOrCreate(filepath.Join(s.dir, "daemon.key"))
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(s.dir, datadir.StoreFile), Logger: slog.New(slog.DiscardHandler)})
+	st, err := openStore(ctx, s, box)
 	if err != nil {
 		return err
 	}
@@ -317,6 +383,31 @@ func seedStore(ctx context.Context, s *seeded, ws jam.WorkspaceID, peer jam.Peer
 		}
 	}
 	return st.Close()
+}
+
+// seedingStore is what seedStore needs of a store dialect.
+type seedingStore interface {
+	store.Spool
+	Close() error
+}
+
+// openStore opens the store the daemon of s uses, sealing with the
+// daemon's key as jamd does (a PostgreSQL store is opened with the same
+// Sealer for its whole life).
+func openStore(ctx context.Context, s *seeded, box *secret.Box) (seedingStore, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	if config.IsPostgresURL(s.store) {
+		st, err := postgres.Open(ctx, postgres.Config{URL: s.store, Logger: quiet, Sealer: box})
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(s.dir, datadir.StoreFile), Logger: quiet, Sealer: box})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // aad is the engine's additional data of a sealed body: it binds the body

@@ -1,18 +1,24 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/jamhq/jam/bench/internal/pgdb"
+	"github.com/jamhq/jam/internal/store/postgres/pgtest"
 )
 
 // TestMain doubles as the daemon when runJam re-executes the test binary.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(ChildEnv); dir != "" {
-		if err := Child(context.Background(), dir, os.Stdin); err != nil {
+		if err := Child(context.Background(), dir, os.Getenv(StoreEnv), os.Stdin); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -56,6 +62,55 @@ func TestRun(t *testing.T) {
 	require.GreaterOrEqual(t, res.Jam.First, res.Jam.Ready)
 	require.Greater(t, res.Hub.All, res.Hub.Seconds, "extrapolated from the sample")
 	require.Positive(t, res.Jam.PeakRSSKiB)
+}
+
+// TestRun_postgres runs the scenario at a tiny size with jam also over
+// PostgreSQL (on the server of JAM_TEST_POSTGRES_URL; skipped without
+// it): there too every message is delivered once, listed once and claimed
+// once on the hub, the database is dropped afterwards, and the URL shows
+// in neither the result nor the log.
+func TestRun_postgres(t *testing.T) {
+	t.Parallel()
+	server := pgtest.ServerURL(t)
+	const messages, rooms = 120, 7
+	var log bytes.Buffer
+	res, err := Run(t.Context(), Options{Messages: messages, Rooms: rooms, HubSample: 50, PostgresURL: server, Dir: shortDir(t), Log: &log})
+	require.NoError(t, err)
+	require.Equal(t, messages, res.Jam.Delivered, "SQLite")
+	pg := res.Postgres
+	require.NotNil(t, pg)
+	t.Logf("%+v", *pg)
+	require.Equal(t, messages, pg.Taken)
+	require.Equal(t, messages, pg.Delivered)
+	require.Equal(t, messages, pg.Inbox)
+	require.Equal(t, messages, pg.Claimed)
+	require.Positive(t, pg.Setup)
+	require.Positive(t, pg.FirstDeliveredEvent)
+	require.GreaterOrEqual(t, pg.All, pg.FirstDeliveredEvent)
+	require.GreaterOrEqual(t, pg.First, pg.Ready)
+	require.Positive(t, pg.PeakRSSKiB)
+
+	left, err := pgdb.Exists(t.Context(), server, pg.Database)
+	require.NoError(t, err)
+	require.False(t, left, "database %s dropped", pg.Database)
+
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	for _, out := range []string{string(b), log.String()} {
+		require.NotContains(t, out, "postgres://")
+		require.NotContains(t, out, "postgresql://")
+	}
+	require.Contains(t, string(b), `"jam_postgres":`)
+	require.Contains(t, log.String(), "jam over postgres:")
+}
+
+// TestRun_postgresUnreachable fails the run, and names neither the URL
+// nor its password, when the PostgreSQL server does not answer.
+func TestRun_postgresUnreachable(t *testing.T) {
+	t.Parallel()
+	_, err := runPostgres(t.Context(), Options{Messages: 1, Rooms: 1, PostgresURL: "postgres://u:sekrit@127.0.0.1:1/db?connect_timeout=2", Dir: shortDir(t)}.withDefaults(), filepath.Join(shortDir(t), "pg"))
+	require.ErrorContains(t, err, "connect")
+	require.NotContains(t, err.Error(), "sekrit")
 }
 
 func TestRun_invalid(t *testing.T) {

@@ -53,7 +53,8 @@ type Sizes struct {
 	HarnessTurns int      `json:"harness_turns"`
 	Harnesses    []string `json:"harnesses"`
 	// PostgresURL, when set, adds the ingest scenario's PostgreSQL
-	// targets, run on databases they create on that server. It is never
+	// targets and the recovery scenario's jam over PostgreSQL, run on
+	// databases they create on that server and drop. It is never
 	// written out (it may hold a password); Postgres says it was set.
 	PostgresURL string `json:"-"`
 	Postgres    bool   `json:"postgres"`
@@ -101,7 +102,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if dir := os.Getenv(recovery.ChildEnv); dir != "" {
-		if err := recovery.Child(ctx, dir, os.Stdin); err != nil {
+		if err := recovery.Child(ctx, dir, os.Getenv(recovery.StoreEnv), os.Stdin); err != nil {
 			fmt.Fprintln(stderr, "jambench recovery child:", err)
 			return 1
 		}
@@ -115,7 +116,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	markdown := fs.Bool("markdown", false, "print the table as Markdown")
 	rate := fs.Float64("rate", 0, "offered load of the fixed-load end-to-end run, in msgs/s (default 20, or 10 with --quick)")
 	turns := fs.Int("turns", 0, "measured turns per harness and way of the harness-turn scenario (default 30, or 5 with --quick)")
-	pgURL := fs.String("postgres", os.Getenv("JAM_BENCH_POSTGRES_URL"), "a PostgreSQL server `URL` on which ingest also runs over jam's PostgreSQL store, in databases it creates and drops (default $JAM_BENCH_POSTGRES_URL)")
+	pgURL := fs.String("postgres", os.Getenv("JAM_BENCH_POSTGRES_URL"), "a PostgreSQL server `URL` on which ingest and recovery also run over jam's PostgreSQL store, in databases they create and drop (default $JAM_BENCH_POSTGRES_URL)")
 	harnesses := fs.String("harnesses", "", "comma-separated `harnesses` of the harness-turn scenario (default "+strings.Join(harnessturn.Harnesses, ",")+", or demo with --quick)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: jambench [flags]\n\nRuns jam's benchmarks beside their baselines and prints a table.\nScenarios: %s.\n\n", strings.Join(scenarios, ", "))
@@ -412,13 +413,16 @@ func runFanout(ctx context.Context, sizes Sizes, dir string, rep *Report, log io
 
 func runRecovery(ctx context.Context, sizes Sizes, dir string, rep *Report, log io.Writer) error {
 	r, err := recovery.Run(ctx, recovery.Options{Messages: sizes.RecoveryMessages, Rooms: sizes.RecoveryRooms,
-		JamSample: sizes.RecoveryJamSample, HubSample: sizes.RecoveryHubSample, Dir: dir, Log: log})
+		JamSample: sizes.RecoveryJamSample, HubSample: sizes.RecoveryHubSample, PostgresURL: sizes.PostgresURL, Dir: dir, Log: log})
 	if err != nil {
 		return err
 	}
 	rep.Details["recovery"] = r
 	if r.Jam.Taken < r.Messages {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery: jam was stopped after %d of %d messages delivered (%.1f s); its times are extrapolated", r.Jam.Taken, r.Messages, r.Jam.SampleSeconds))
+	}
+	if pg := r.Postgres; pg != nil && pg.Taken < r.Messages {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery: jam over PostgreSQL was stopped after %d of %d messages delivered (%.1f s); its times are extrapolated", pg.Taken, r.Messages, pg.SampleSeconds))
 	}
 	if r.Hub.Taken < r.Messages {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("recovery: the hub alone took %d of %d messages in %.1f s; its time to all is extrapolated", r.Hub.Taken, r.Messages, r.Hub.Seconds))
@@ -429,6 +433,13 @@ func runRecovery(ctx context.Context, sizes Sizes, dir string, rep *Report, log 
 		row(scen, "time to all redelivered vs file spool", "s", r.Jam.All, r.File.All, "file spool", "lower"),
 		row(scen, "time to first delivery vs hub alone", "s", r.Jam.First, r.Hub.First, "hub alone", "lower"),
 		row(scen, "time to all redelivered vs hub alone", "s", r.Jam.All, r.Hub.All, "hub alone", "lower"))
+	if pg := r.Postgres; pg != nil {
+		// jam against itself: the same backlog over PostgreSQL.
+		rep.Rows = append(rep.Rows,
+			row(scen, "time to first delivery, PostgreSQL vs SQLite", "s", pg.First, r.Jam.First, "SQLite", "lower"),
+			row(scen, "time to all redelivered, PostgreSQL vs SQLite", "s", pg.All, r.Jam.All, "SQLite", "lower"),
+			row(scen, "time to all redelivered, PostgreSQL vs hub alone", "s", pg.All, r.Hub.All, "hub alone", "lower"))
+	}
 	return nil
 }
 
