@@ -25,6 +25,8 @@ type Store interface {
 	// Checkpoints and ChangeSets hold what turns leave behind.
 	Checkpoints
 	ChangeSets
+	// Jobs holds the daemon's durable internal continuations.
+	Jobs
 
 	Workspaces
 	Settings

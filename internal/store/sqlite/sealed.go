@@ -30,6 +30,9 @@ const (
 	sealedJournal  = "turn_journal.detail"
 	sealedManifest = "change_sets.manifest"
 	sealedPatch    = "change_sets.patch"
+	sealedPayload  = "jobs.payload"
+	sealedResult   = "jobs.result"
+	sealedJobError = "jobs.error"
 )
 
 func manifestAAD(ws jam.WorkspaceID, id jam.ChangeSetID) []byte {
@@ -38,6 +41,45 @@ func manifestAAD(ws jam.WorkspaceID, id jam.ChangeSetID) []byte {
 
 func patchAAD(ws jam.WorkspaceID, id jam.ChangeSetID) []byte {
 	return contentAAD(sealedPatch, ws, string(id))
+}
+
+func jobPayloadAAD(ws jam.WorkspaceID, id jam.JobID) []byte {
+	return contentAAD(sealedPayload, ws, string(id))
+}
+
+func jobResultAAD(ws jam.WorkspaceID, id jam.JobID) []byte {
+	return contentAAD(sealedResult, ws, string(id))
+}
+
+func jobErrorAAD(ws jam.WorkspaceID, id jam.JobID) []byte {
+	return contentAAD(sealedJobError, ws, string(id))
+}
+
+// sealBlob is the stored form of a job's payload, result or error (a
+// NOT NULL BLOB, migration 0021): sealed when the store has a Sealer,
+// and empty for an empty value (nothing to protect), so nil and empty
+// read back as nil. Jobs are sealed from their first version on, so as
+// with patches no value was written in the clear by a store with a
+// Sealer.
+func (s *Store) sealBlob(v []byte, aad []byte) []byte {
+	if len(v) == 0 {
+		return []byte{}
+	}
+	if s.sealer == nil {
+		return v
+	}
+	return s.sealer.Seal(v, aad)
+}
+
+// openBlob reverses sealBlob.
+func (s *Store) openBlob(v []byte, aad []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	if s.sealer == nil {
+		return v, nil
+	}
+	return s.sealer.Open(v, aad)
 }
 
 // sealPatch is the stored form of a change set's patch, a BLOB whatever

@@ -117,6 +117,12 @@ type (
 		store.Checkpoints
 		store.ChangeSets
 	}
+	// JobsStore is what [Jobs] needs: jobs of the messaging fixture's
+	// workspaces.
+	JobsStore interface {
+		MessagingBase
+		store.Jobs
+	}
 	// RuntimeRetentionStore is what [RuntimeRetention] needs.
 	RuntimeRetentionStore interface {
 		TurnsStore
@@ -155,6 +161,7 @@ type handle struct {
 	store.RuntimeRetention
 	store.Checkpoints
 	store.ChangeSets
+	store.Jobs
 }
 
 var _ store.Store = handle{}
@@ -224,6 +231,21 @@ func Exercise[S store.Store](t *testing.T, o Opener[S]) {
 	Executions(t, o)
 	RuntimeRetention(t, o)
 	Results(t, o)
+	Jobs(t, o)
+}
+
+// Jobs checks [store.Jobs]: the state machine, idempotency, bounds, the
+// generation fence and tenancy, and two handles claiming, and enqueueing
+// one key, at once.
+func Jobs[S JobsStore](t *testing.T, o Opener[S]) {
+	t.Helper()
+	db := narrow(o, func(s S) handle {
+		h := messagingBase(s)
+		h.Jobs = s
+		return h
+	})
+	jobCases(t, single(db))
+	jobRaces(t, db)
 }
 
 // Results checks [store.Checkpoints] and [store.ChangeSets], including
