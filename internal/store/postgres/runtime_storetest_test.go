@@ -38,4 +38,5 @@ func TestStoretest_runtime(t *testing.T) {
 	storetest.Executions(t, sealedOpener)
 	storetest.RuntimeRetention(t, sealedOpener)
 	storetest.Results(t, sealedOpener)
+	storetest.Jobs(t, sealedOpener)
 }

@@ -466,22 +466,19 @@ func jobRaces(t *testing.T, db Opener[store.Store]) {
 		t.Parallel()
 		b, other := twoHandles(t, db)
 		ctx := t.Context()
-		want := map[jam.JobID]bool{}
-		for i := range raceRounds {
-			want[enqueueJob(t, b, jobAt(b, "deliver", time.Duration(i)*time.Millisecond)).ID] = true
-		}
 		handles := [2]store.Store{b.st, other}
-		// drain claims through both handles at once until neither finds a
-		// job due at at, and checks that each job went to one claimer, in
-		// generation gen.
-		drain := func(at time.Time, gen int64) {
+		// drain claims the jobs of kind through both handles at once until
+		// neither finds one due at at, and checks that each job of want
+		// went to exactly one claimer, in generation gen, as stored.
+		drain := func(round int, kind string, want map[jam.JobID]bool, at time.Time, gen int64) [2]int {
 			t.Helper()
 			var got [2][]store.Job
 			var errs [2]error
+			owner := func(i int) string { return fmt.Sprintf("w%d-r%d-gen%d", i, round, gen) }
 			claimer := func(i int) func() {
 				return func() {
 					for {
-						j, err := claimJob(ctx, handles[i], b.ws, fmt.Sprintf("w%d-gen%d", i, gen), at)
+						j, err := claimJob(ctx, handles[i], b.ws, owner(i), at, kind)
 						if errors.Is(err, jam.ErrNotFound) {
 							return
 						}
@@ -494,33 +491,44 @@ func jobRaces(t *testing.T, db Opener[store.Store]) {
 				}
 			}
 			race(claimer(0), claimer(1))
-			require.NoError(t, errs[0])
-			require.NoError(t, errs[1])
+			require.NoError(t, errs[0], "round %d", round)
+			require.NoError(t, errs[1], "round %d", round)
 			seen := map[jam.JobID]string{}
 			for i := range got {
 				for _, j := range got[i] {
-					owner := fmt.Sprintf("w%d-gen%d", i, gen)
 					prev, dup := seen[j.ID]
-					require.False(t, dup, "generation %d: job %s claimed by %s and %s", gen, j.ID, prev, owner)
-					seen[j.ID] = owner
-					require.Equal(t, gen, j.Generation, "job %s", j.ID)
-					require.Equal(t, owner, j.Owner)
+					require.False(t, dup, "round %d, generation %d: job %s claimed by %s and %s", round, gen, j.ID, prev, owner(i))
+					seen[j.ID] = owner(i)
+					require.Equal(t, gen, j.Generation, "round %d: job %s claimed by %s", round, j.ID, owner(i))
+					require.Equal(t, owner(i), j.Owner)
 				}
 			}
-			require.Len(t, seen, len(want), "generation %d: every job claimed once", gen)
-			for id, owner := range seen {
+			require.Len(t, seen, len(want), "round %d, generation %d: every job claimed once", round, gen)
+			for id, o := range seen {
 				require.True(t, want[id])
 				stored, err := b.st.JobGet(ctx, b.ws, id)
 				require.NoError(t, err)
-				require.Equal(t, owner, stored.Owner, "generation %d: the stored owner is the claimer that was told it won", gen)
+				require.Equal(t, o, stored.Owner, "round %d, generation %d: the stored owner is the claimer told it won", round, gen)
 				require.Equal(t, gen, stored.Generation)
 			}
-			t.Logf("generation %d: %d and %d jobs", gen, len(got[0]), len(got[1]))
+			return [2]int{len(got[0]), len(got[1])}
 		}
-		drain(epoch.Add(time.Second), 1)
-		// Every lease (a minute) has passed: the jobs are a dead
-		// worker's, and both claimers take them again.
-		drain(epoch.Add(2*time.Minute), 2)
+		const perRound = 4
+		var split [2]int
+		for round := range raceRounds {
+			kind := fmt.Sprintf("deliver.r%d", round)
+			want := map[jam.JobID]bool{}
+			for i := range perRound {
+				want[enqueueJob(t, b, jobAt(b, kind, time.Duration(i)*time.Millisecond)).ID] = true
+			}
+			n := drain(round, kind, want, epoch.Add(time.Second), 1)
+			// Every lease (a minute) has passed: the jobs are a dead
+			// worker's, and both claimers take them again.
+			m := drain(round, kind, want, epoch.Add(2*time.Minute), 2)
+			split[0] += n[0] + m[0]
+			split[1] += n[1] + m[1]
+		}
+		t.Logf("claims through each handle: %d and %d", split[0], split[1])
 	})
 
 	t.Run("JobEnqueue_sameKeyTwoHandles", func(t *testing.T) {
