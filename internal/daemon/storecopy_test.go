@@ -13,9 +13,13 @@ import (
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/daemon"
+	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/postgres"
 	"github.com/jamhq/jam/internal/store/postgres/pgtest"
+	"github.com/jamhq/jam/internal/store/sqlite"
 )
 
 // runJam runs the jam command line in-process with env as the whole
@@ -53,11 +57,14 @@ func TestStoreCopy(t *testing.T) {
 
 	err, _ = r.stop()
 	require.NoError(t, err)
+	// A durable job, sealed payload, result and error, goes along.
+	job := enqueueStoppedJob(t, cfg)
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Regexp(t, `^copied \d+ rows in \d+ tables to postgres 127\.0\.0\.1:\d+/jam_test_\w+; counts equal, [1-9]\d* sealed values open to the same content\n`, out)
 	require.Contains(t, out, "  workspaces             1\n")
 	require.Contains(t, out, "  accounts ")
+	require.Contains(t, out, "  jobs                   1\n")
 	require.NotContains(t, out+errOut, "not-checked-pw")
 
 	// What the copy wrote reads back through the PostgreSQL store.
@@ -70,6 +77,9 @@ func TestStoreCopy(t *testing.T) {
 	evs, err := pg.EventList(ctx, wss[0].ID, 0, 1000)
 	require.NoError(t, err)
 	require.NotEmpty(t, evs)
+	gotJob, err := pg.JobGet(ctx, job.WorkspaceID, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, job, gotJob, "the job reads back the same through the PostgreSQL store")
 
 	// Twice: the target is not empty any more, and nothing changes.
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
@@ -84,6 +94,28 @@ func TestStoreCopy(t *testing.T) {
 	code, _, errOut = runJam(t, map[string]string{"HOME": cfg.DataDir}, "store", "copy", "--data-dir", cfg.DataDir)
 	require.Equal(t, int(cli.ExitUsage), code)
 	require.Contains(t, errOut, "no target")
+}
+
+// enqueueStoppedJob writes a job that has run and failed once into a
+// stopped daemon's SQLite store, and returns it as stored.
+func enqueueStoppedJob(t *testing.T, cfg config.Config) store.Job {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: loadBox(t, cfg)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	wss, err := st.WorkspaceList(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, wss)
+	at := time.Now()
+	j, err := st.JobEnqueue(ctx, store.Job{ID: jam.New[jam.JobID](jam.NewMinter(nil, nil)), WorkspaceID: wss[0].ID, Kind: "github.comment",
+		IdempotencyKey: "pr-1", Payload: []byte(`{"body":"hi"}`), MaxAttempts: 3, CreatedAt: at})
+	require.NoError(t, err)
+	c, err := st.JobClaim(ctx, store.JobClaimParams{WorkspaceID: j.WorkspaceID, Kinds: []string{j.Kind}, Owner: "w", Lease: time.Minute, At: at})
+	require.NoError(t, err)
+	j, err = st.JobFail(ctx, store.JobFailParams{WorkspaceID: j.WorkspaceID, ID: j.ID, Generation: c.Generation, Error: "502", RetryAt: at.Add(time.Minute), At: at})
+	require.NoError(t, err)
+	return j
 }
 
 // loadBox is the daemon key of a data directory.

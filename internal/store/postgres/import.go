@@ -33,6 +33,7 @@ const importBatch = 1000
 type importColumn struct {
 	typ      string // information_schema data_type
 	identity bool
+	nullable bool
 }
 
 // Import copies every table of src into this store, in one transaction,
@@ -111,7 +112,7 @@ func (s *Store) ImportCounts(ctx context.Context) (map[string]int64, error) {
 // importSchema lists the tables of the current schema (without the
 // migrations table) and their columns.
 func importSchema(ctx context.Context, tx pgx.Tx) (map[string]map[string]importColumn, error) {
-	rows, err := tx.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type, c.is_identity = 'YES'
+	rows, err := tx.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type, c.is_identity = 'YES', c.is_nullable = 'YES'
 FROM information_schema.columns c JOIN information_schema.tables t
   ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
 WHERE c.table_schema = current_schema() AND c.table_name <> 'schema_migrations'`)
@@ -123,7 +124,7 @@ WHERE c.table_schema = current_schema() AND c.table_name <> 'schema_migrations'`
 	for rows.Next() {
 		var table, col string
 		var c importColumn
-		if err := rows.Scan(&table, &col, &c.typ, &c.identity); err != nil {
+		if err := rows.Scan(&table, &col, &c.typ, &c.identity, &c.nullable); err != nil {
 			return nil, err
 		}
 		if out[table] == nil {
@@ -220,7 +221,7 @@ func importTable(ctx context.Context, tx pgx.Tx, src ImportSource, table string,
 		}
 		conv := make([]any, len(row))
 		for i, v := range row {
-			cv, err := importValue(v, schema[cols[i]].typ)
+			cv, err := importValue(v, schema[cols[i]])
 			if err != nil {
 				return fmt.Errorf("column %s: %w", cols[i], err)
 			}
@@ -254,8 +255,10 @@ func importTable(ctx context.Context, tx pgx.Tx, src ImportSource, table string,
 }
 
 // importValue converts a value as SQLite returns it to the column's type.
-func importValue(v any, typ string) (any, error) {
-	switch typ {
+// SQLite reads an empty BLOB back as a nil slice (which COPY would send
+// as NULL), so a nil for a NOT NULL bytea column (a job's empty payload, result or error) is the empty value.
+func importValue(v any, col importColumn) (any, error) {
+	switch col.typ {
 	case "boolean":
 		switch x := v.(type) {
 		case int64:
@@ -267,6 +270,9 @@ func importValue(v any, typ string) (any, error) {
 	case "bytea":
 		if s, ok := v.(string); ok {
 			return []byte(s), nil
+		}
+		if b, ok := v.([]byte); (v == nil || ok && b == nil) && !col.nullable {
+			return []byte{}, nil
 		}
 	case "text":
 		if b, ok := v.([]byte); ok {
