@@ -26,13 +26,16 @@
 // itself, inside the transaction of the write:
 //   - uniqueness ([jam.ErrAlreadyExists]): an account id naming another
 //     profile, one template per peer, one open session per peer and room,
-//     one worktree per session, a lease id, a binding alias per peer;
+//     one worktree per session, a lease id, a binding alias per peer, a
+//     job's idempotency key per workspace and kind (where a second
+//     enqueue returns the first job instead of an error);
 //   - parents ([jam.ErrNotFound]): the workspace of a write, the account
 //     of a room cache write, the session of a turn or message, a turn's
 //     queue message belonging to its session;
-//   - fencing ([jam.ErrConflict], [jam.ErrLeaseLost]): a turn, session or
-//     worktree move from a state it is no longer in, the lease id,
-//     generation and liveness of a turn move or output batch, a template
+//   - fencing ([jam.ErrConflict], [jam.ErrLeaseLost]): a turn, session,
+//     worktree or job move from a state it is no longer in, the lease id,
+//     generation and liveness of a turn move or output batch, the claim
+//     generation of a job's heartbeat, completion or failure, a template
 //     generation that is no longer the desired one, a reply intent that
 //     does not only advance the stored one (compared with
 //     [ValidateReplyAdvance]);

@@ -108,6 +108,15 @@
 //   - Turn output: an append locks its turn's row FOR UPDATE, so batches
 //     of one turn are stored one after the other and its bounds count
 //     every batch before.
+//   - Jobs: a claim is one UPDATE whose target a subquery picks FOR
+//     UPDATE SKIP LOCKED (a job another claim holds is skipped, one just
+//     claimed and committed is re-checked against the due predicate and
+//     dropped), so two claims at once take two jobs; every worker write
+//     names the generation and the running state in its WHERE clause. An
+//     enqueue with an idempotency key is INSERT ... ON CONFLICT DO NOTHING
+//     on the key's partial unique index (a concurrent insert of the key
+//     is waited for), then the key's job read in a statement of its own,
+//     whose snapshot sees what the other committed.
 //   - UsageReport and RuntimePrune run at REPEATABLE READ: the report's
 //     groups and total read one snapshot, and every delete of a prune
 //     batch sees the same doomed turns (a row changed meanwhile aborts
@@ -120,7 +129,8 @@
 // with the daemon key or not stored. The layers that own a record seal it
 // before it reaches the store; the store seals events.payload,
 // turn_output.updates, session_messages.text, the detail of turns and
-// turn_journal, and change sets' manifest and patch (migration 0020) with
+// turn_journal, change sets' manifest and patch (migration 0020), and
+// jobs' payload, result and error (migration 0021) with
 // the Config.Sealer (sealed.go), with the same aad as
 // the SQLite dialect. A store is opened with the same Sealer, or none,
 // for its whole life: BYTEA cannot tell a clear value from a sealed one,

@@ -48,7 +48,7 @@
 //
 // SQL is kept as named constants, one file per table (workspace.go,
 // setting.go, daemonrun.go, account.go, peer.go, binding.go, spool.go,
-// queue.go, settled.go, reply.go, events.go, output.go; roomcache.go keeps the four room cache
+// queue.go, settled.go, reply.go, events.go, output.go, results.go, jobs.go; roomcache.go keeps the four room cache
 // tables together), next to the methods that run it. Times are stored as
 // BIGINT UTC microseconds and returned in UTC.
 //
@@ -88,6 +88,15 @@
 //     jam.ErrLeaseLost.
 //   - A queue mark counts its delivery in the UPDATE (attempts =
 //     attempts + 1), never from a value read before.
+//   - Jobs (jobs.go): a claim is one UPDATE ... RETURNING, in an
+//     IMMEDIATE transaction, whose target the same statement chooses (the
+//     oldest due job), so the write lock is held from the choice to the
+//     commit and two handles never claim one job in one generation; every
+//     worker write names the generation and the running state in its
+//     WHERE clause (zero rows: jam.ErrLeaseLost, after a read tells a
+//     missing job apart). An enqueue with an idempotency key is INSERT
+//     ... ON CONFLICT on the key's partial unique index DO NOTHING, and
+//     the key's job read back after it.
 //
 // SpoolAppend, the statement of every group commit, inserts a whole batch
 // with one multi-row statement, prepared once per row count and cached.
@@ -133,7 +142,9 @@
 //     entry), the text of the error that ended a turn, which may quote
 //     what the agent sent, and a change set's manifest and patch
 //     (workspace, change set; migration 0020). An empty value stays empty
-//     TEXT; a sealed one is a BLOB.
+//     TEXT; a sealed one is a BLOB. A job's payload, result and error
+//     (workspace, job; migration 0021) are BLOBs from the start, sealed
+//     whenever the store has a Sealer, empty when the value is.
 //
 // A row written in the clear (before migration 0015, or by a store opened
 // without a Sealer) is TEXT; [Open] with a Sealer seals every such value,

@@ -25,7 +25,10 @@
 // other handle (jam.ErrLeaseLost, the turn, its journal and its output
 // unchanged); two BindingPut of one room (one owner, every queued row of
 // the room on it, none lost or left on the loser); one queue row marked
-// delivered through both (every mark counts one attempt).
+// delivered through both (every mark counts one attempt); two claimers
+// draining the due jobs through both, in two generations (each job
+// claimed once per generation, by the claimer the store says owns it);
+// one idempotency key enqueued through both (one job, both told it).
 //
 // Each guarantee must be the database's. What a dialect must do:
 //
@@ -66,4 +69,12 @@
 //     price of retrying serialization failures.
 //   - Counters move in the statement (attempts = attempts + 1), never
 //     from a value read first.
+//   - Job claims choose the job inside the write that takes it: SQLite
+//     in the IMMEDIATE transaction of the UPDATE (a job chosen by a read
+//     before it is claimed by both handles); PostgreSQL with FOR UPDATE
+//     SKIP LOCKED on the subquery that picks it (without it, the second
+//     UPDATE waits, re-checks only the id and claims the job again). An
+//     enqueue's key is decided by the unique index (ON CONFLICT DO
+//     NOTHING, then a read of the key's job), never by a read before the
+//     insert, which loses to a concurrent one.
 package storetest
