@@ -13,7 +13,6 @@ import (
 	gitcli "github.com/jamhq/jam/internal/git"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
-	"github.com/jamhq/jam/internal/worktree"
 )
 
 // Results: what turns leave behind. With Config.Results set, every turn
@@ -159,30 +158,25 @@ func (m *Manager) capture(ctx context.Context, base, end store.Checkpoint, turn 
 	return m.cfg.Store.ChangeSetInsert(ctx, cs)
 }
 
-// turnResults is a running turn's start checkpoint.
-type turnResults struct {
-	start *store.Checkpoint
-}
-
-// startResults takes a turn's start checkpoint (nothing when results
-// are off).
-func (m *Manager) startResults(ctx context.Context, wt store.Worktree, t store.Turn) (turnResults, error) {
+// startResults takes a turn's start checkpoint (nil when results are
+// off).
+func (m *Manager) startResults(ctx context.Context, wt store.Worktree, t store.Turn) (*store.Checkpoint, error) {
 	if m.cfg.Results == nil {
-		return turnResults{}, nil
+		return nil, nil
 	}
 	c, err := m.checkpoint(ctx, wt, t.ID, store.CheckpointTurnStart)
 	if err != nil {
-		return turnResults{}, err
+		return nil, err
 	}
-	return turnResults{start: &c}, nil
+	return &c, nil
 }
 
 // endResults takes the turn's end checkpoint and captures its change set
 // with origin; failures are logged (the turn's outcome stands). With
 // commit (the agent's commit_turns), a non-empty change set of a
 // completed turn of a repository's worktree is committed to its branch.
-func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Turn, r turnResults, origin store.ChangeSetOrigin, commit bool) {
-	if r.start == nil {
+func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Turn, start *store.Checkpoint, origin store.ChangeSetOrigin, commit bool) {
+	if start == nil {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -191,7 +185,7 @@ func (m *Manager) endResults(ctx context.Context, wt store.Worktree, t store.Tur
 		m.log.Warn("turn end checkpoint not taken", "turn", t.ID, "session", wt.SessionID, "err", err)
 		return
 	}
-	cs, err := m.capture(ctx, *r.start, end, t.ID, origin)
+	cs, err := m.capture(ctx, *start, end, t.ID, origin)
 	if err != nil {
 		m.log.Warn("turn change set not captured", "turn", t.ID, "session", wt.SessionID, "err", err)
 		return
@@ -256,7 +250,7 @@ func (m *Manager) salvageInterrupted(ctx context.Context, s store.Session, t sto
 	if start == nil {
 		return
 	}
-	m.endResults(ctx, wt, t, turnResults{start: start}, store.ChangeSetSalvage, false)
+	m.endResults(ctx, wt, t, start, store.ChangeSetSalvage, false)
 }
 
 // requestCheckpoint records the worktree's files before an archive or a
@@ -281,25 +275,16 @@ func (m *Manager) replaceMissing(ctx context.Context, wt store.Worktree) error {
 	if _, err := os.Lstat(wt.Path); !errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	c, err := m.cfg.Store.CheckpointLatest(ctx, m.cfg.Workspace, wt.SessionID)
-	switch {
-	case err == nil:
-		m.log.Warn("the session's worktree is gone: restoring it from its latest checkpoint", "session", wt.SessionID, "path", wt.Path, "checkpoint", c.Seq)
-		if wt.Repo == "" {
-			if err := os.MkdirAll(filepath.Dir(wt.Path), 0o755); err != nil {
-				return err
-			}
-		}
-		err = worktree.RestoreFrom(ctx, wt, c)
-	case errors.Is(err, jam.ErrNotFound):
-		m.log.Warn("the session's worktree is gone and it has no checkpoint: making it anew", "session", wt.SessionID, "path", wt.Path)
-		if wt.Repo == "" {
-			err = os.MkdirAll(wt.Path, 0o755)
-		} else {
-			err = worktree.Restore(ctx, wt)
-		}
-	}
+	from, err := m.restorePoint(ctx, wt.SessionID, 0)
 	if err != nil {
+		return err
+	}
+	if from != nil {
+		m.log.Warn("the session's worktree is gone: restoring it from its latest checkpoint", "session", wt.SessionID, "path", wt.Path, "checkpoint", from.Seq)
+	} else {
+		m.log.Warn("the session's worktree is gone and it has no checkpoint: making it anew", "session", wt.SessionID, "path", wt.Path)
+	}
+	if err := restoreFrom(from)(ctx, wt); err != nil {
 		return fmt.Errorf("worktree of %s is gone and could not be made again: %w", wt.SessionID, err)
 	}
 	return nil
@@ -347,14 +332,8 @@ func (m *Manager) CaptureChangeSet(ctx context.Context, session jam.SessionID, s
 	}
 	base := list[0]
 	if since > 0 {
-		found := false
-		for _, c := range list {
-			if c.Seq == since {
-				base, found = c, true
-			}
-		}
-		if !found {
-			return store.ChangeSet{}, fmt.Errorf("%w: session %s has no checkpoint %d (it has %d; see jam checkpoint list)", jam.ErrNotFound, session, since, len(list))
+		if base, err = numbered(list, session, since); err != nil {
+			return store.ChangeSet{}, err
 		}
 	}
 	ctx = context.WithoutCancel(ctx)

@@ -62,19 +62,25 @@ func (m *Manager) RestoreWorktree(ctx context.Context, session jam.SessionID, se
 	if w.State == store.WorktreeActive {
 		return store.Worktree{}, fmt.Errorf("%w: the worktree of %s is active", jam.ErrConflict, session)
 	}
-	op := worktree.Restore
 	if w.State == store.WorktreeArchived && seq <= 0 {
 		// The archive committed everything to the branch: check it out.
-		return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, op)
+		return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, worktree.Restore)
 	}
 	from, err := m.restorePoint(ctx, session, seq)
 	if err != nil {
 		return store.Worktree{}, err
 	}
-	if from != nil {
-		op = func(ctx context.Context, w store.Worktree) error { return worktree.RestoreFrom(ctx, w, *from) }
+	return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, restoreFrom(from))
+}
+
+// restoreFrom makes a worktree again from checkpoint c, or, without one,
+// as worktree.Restore does (the branch checked out again, or anew from
+// HEAD; a plain directory made empty).
+func restoreFrom(c *store.Checkpoint) func(context.Context, store.Worktree) error {
+	if c == nil {
+		return worktree.Restore
 	}
-	return m.worktreeOp(ctx, session, w.State, store.WorktreeActive, op)
+	return func(ctx context.Context, w store.Worktree) error { return worktree.RestoreFrom(ctx, w, *c) }
 }
 
 // restorePoint is the checkpoint a restore starts from: number seq, or
@@ -94,12 +100,21 @@ func (m *Manager) restorePoint(ctx context.Context, session jam.SessionID, seq i
 	if err != nil {
 		return nil, err
 	}
+	c, err := numbered(list, session, seq)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// numbered is checkpoint seq of a session's list.
+func numbered(list []store.Checkpoint, session jam.SessionID, seq int) (store.Checkpoint, error) {
 	for _, c := range list {
 		if c.Seq == seq {
-			return &c, nil
+			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: session %s has no checkpoint %d (it has %d; see jam checkpoint list)", jam.ErrNotFound, session, seq, len(list))
+	return store.Checkpoint{}, fmt.Errorf("%w: session %s has no checkpoint %d (it has %d; see jam checkpoint list)", jam.ErrNotFound, session, seq, len(list))
 }
 
 // worktreeOp holds the session (no turn runs meanwhile), checks the

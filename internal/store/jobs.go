@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -170,4 +172,14 @@ type Jobs interface {
 	JobGet(ctx context.Context, ws jam.WorkspaceID, id jam.JobID) (Job, error)
 	// JobList returns the jobs p selects, newest first.
 	JobList(ctx context.Context, p JobListParams) ([]Job, error)
+}
+
+// Refusal says why a conditional write to j changed nothing, wrapping
+// refusal: jam.ErrLeaseLost names the writer's generation beside the
+// job's, any other refusal the job's state.
+func (j Job) Refusal(generation int64, refusal error) error {
+	if errors.Is(refusal, jam.ErrLeaseLost) {
+		return fmt.Errorf("%w: generation %d, the job is %s at generation %d", refusal, generation, j.State, j.Generation)
+	}
+	return fmt.Errorf("%w: the job is %s", refusal, j.State)
 }

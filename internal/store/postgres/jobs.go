@@ -175,10 +175,7 @@ func (s *Store) jobRefused(ctx context.Context, ws jam.WorkspaceID, id jam.JobID
 	if err != nil {
 		return err
 	}
-	if refusal == jam.ErrLeaseLost {
-		return fmt.Errorf("%w: generation %d, the job is %s at generation %d", refusal, generation, j.State, j.Generation)
-	}
-	return fmt.Errorf("%w: the job is %s", refusal, j.State)
+	return j.Refusal(generation, refusal)
 }
 
 // JobGet implements [store.Jobs].
