@@ -444,10 +444,7 @@ func (s *Spool) run(ctx context.Context) {
 		for _, r := range batch {
 			entries = append(entries, r.entry)
 		}
-		start := time.Now()
-		err := s.commit(ctx, batch, entries)
-		lastCommit, target = time.Since(start), len(batch)
-		s.cfg.Metrics.SpoolCommit(lastCommit, len(batch), err)
+		lastCommit, target = s.commit(ctx, batch, entries), len(batch)
 		clear(batch) // drop references to answered requests
 	}
 }
@@ -465,16 +462,20 @@ func (s *Spool) fill(batch []*request) []*request {
 	return batch
 }
 
-// commit appends one batch and answers each of its pushes; it returns the
-// batch's error, which every push was answered with.
-func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.SpoolEntry) error {
+// commit appends one batch and answers each of its pushes; it returns how
+// long the append took. The commit is observed in the metrics before any
+// push is answered, so a pusher that has its answer sees it counted.
+func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.SpoolEntry) time.Duration {
+	start := time.Now()
 	res, err := s.st.SpoolAppend(ctx, entries)
+	took := time.Since(start)
 	if err == nil && (len(res.Appended) != len(entries) || len(res.Seqs) != len(entries)) {
 		err = fmt.Errorf("store answered %d/%d results for %d entries", len(res.Appended), len(res.Seqs), len(entries))
 	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
 	}
+	s.cfg.Metrics.SpoolCommit(took, len(batch), err)
 	for i, r := range batch {
 		switch {
 		case err != nil:
@@ -487,5 +488,5 @@ func (s *Spool) commit(ctx context.Context, batch []*request, entries []store.Sp
 			r.done <- result{seq: res.Seqs[i], appended: true}
 		}
 	}
-	return err
+	return took
 }
