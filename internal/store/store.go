@@ -27,6 +27,9 @@ type Store interface {
 	ChangeSets
 	// Jobs holds the daemon's durable internal continuations.
 	Jobs
+	// Connections holds external authorities and their sealed,
+	// append-only credential versions.
+	Connections
 
 	Workspaces
 	Settings

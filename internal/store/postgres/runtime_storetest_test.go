@@ -39,4 +39,5 @@ func TestStoretest_runtime(t *testing.T) {
 	storetest.RuntimeRetention(t, sealedOpener)
 	storetest.Results(t, sealedOpener)
 	storetest.Jobs(t, sealedOpener)
+	storetest.Connections(t, sealedOpener)
 }

@@ -162,6 +162,7 @@ type handle struct {
 	store.Checkpoints
 	store.ChangeSets
 	store.Jobs
+	store.Connections
 }
 
 var _ store.Store = handle{}
@@ -232,6 +233,7 @@ func Exercise[S store.Store](t *testing.T, o Opener[S]) {
 	RuntimeRetention(t, o)
 	Results(t, o)
 	Jobs(t, o)
+	Connections(t, o)
 }
 
 // Jobs checks [store.Jobs]: the state machine, idempotency, bounds, the
