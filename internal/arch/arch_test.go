@@ -68,6 +68,7 @@ var layers = map[string]layer{
 	"internal/session":             domain,
 	"internal/worktree":            domain,
 	"internal/changeset":           domain,
+	"internal/connection":          domain,
 	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,
