@@ -88,6 +88,11 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/sessions/{session}/changesets", summary: "A session's change sets, newest first", status: 200, resp: wire.ChangeSets{}, query: []string{"turn", "limit"}},
 	{pattern: "POST /v1/sessions/{session}/changesets", summary: "Capture a change set of a session's worktree now (origin request)", status: 201, resp: wire.ChangeSet{}, req: wire.ChangeSetCaptureRequest{}, reqOpt: true},
 	{pattern: "GET /v1/sessions/{session}/checkpoints", summary: "A session's checkpoints", status: 200, resp: wire.Checkpoints{}},
+	{pattern: "GET /v1/connections", summary: "List the live connections, oldest first", status: 200, resp: wire.Connections{}},
+	{pattern: "POST /v1/connections", summary: "Add a connection with its first credential (the secret in the body only)", status: 201, resp: wire.Connection{}, req: wire.ConnectionAddRequest{}},
+	{pattern: "GET /v1/connections/{connection}", summary: "One connection, by id, PROVIDER/NAME or NAME (never its secret)", status: 200, resp: wire.Connection{}},
+	{pattern: "POST /v1/connections/{connection}/rotate", summary: "Append a credential version and disable the active one", status: 200, resp: wire.Connection{}, req: wire.ConnectionRotateRequest{}},
+	{pattern: "DELETE /v1/connections/{connection}", summary: "Remove a connection and disable its credential", status: 200, resp: wire.Connection{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},
 	{pattern: "GET /metrics", summary: "The daemon's metrics in the Prometheus text format", status: 200, media: []string{"text/plain"}},
 }

@@ -56,6 +56,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.lifecycleRoutes(mux)
 	s.resultRoutes(mux)
+	s.connectionRoutes(mux)
 	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 

@@ -35,6 +35,7 @@ type Backend interface {
 	Usage
 	Lifecycle
 	Results
+	Connections
 }
 
 // Runtime is the daemon's owned-runtime surface.

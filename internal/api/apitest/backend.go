@@ -63,6 +63,9 @@ type Backend struct {
 
 	// Checkpoints and change sets (results.go).
 	Results
+
+	// Connections (connections.go).
+	ConnectionFuncs
 }
 
 // ErrUnset is what a method whose function field is nil returns.

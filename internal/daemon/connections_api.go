@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/connection"
+	"github.com/jamhq/jam/internal/store"
+)
+
+// connections is the service over the store's connections of the
+// daemon's workspace. It holds no state of its own, so one per call is
+// as good as one per daemon.
+func (d *daemon) connections() *connection.Service {
+	return connection.New(connection.Config{Minter: d.minter, Logger: d.log}, d.store)
+}
+
+func wireConnection(c store.Connection) wire.Connection {
+	return wire.Connection{ID: string(c.ID), Provider: string(c.Provider), Name: c.Name, BaseURL: c.BaseURL, Version: c.CurrentVersion,
+		Removed: c.Removed, Created: c.CreatedAt, Updated: c.UpdatedAt}
+}
+
+// Connections implements api.Connections.
+func (d *daemon) Connections(ctx context.Context) ([]wire.Connection, error) {
+	list, err := d.connections().List(ctx, d.workspace.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Connection, 0, len(list))
+	for _, c := range list {
+		out = append(out, wireConnection(c))
+	}
+	return out, nil
+}
+
+// ConnectionAdd implements api.Connections.
+func (d *daemon) ConnectionAdd(ctx context.Context, r wire.ConnectionAddRequest) (wire.Connection, error) {
+	c, err := d.connections().Add(ctx, d.workspace.ID, store.ConnectionProvider(r.Provider), r.Name, r.BaseURL, []byte(r.Secret))
+	if err != nil {
+		return wire.Connection{}, err
+	}
+	return wireConnection(c), nil
+}
+
+// Connection implements api.Connections.
+func (d *daemon) Connection(ctx context.Context, ref string) (wire.Connection, error) {
+	c, err := d.connections().Get(ctx, d.workspace.ID, ref)
+	if err != nil {
+		return wire.Connection{}, err
+	}
+	return wireConnection(c), nil
+}
+
+// ConnectionRotate implements api.Connections.
+func (d *daemon) ConnectionRotate(ctx context.Context, ref string, r wire.ConnectionRotateRequest) (wire.Connection, error) {
+	c, err := d.connections().Rotate(ctx, d.workspace.ID, ref, []byte(r.Secret))
+	if err != nil {
+		return wire.Connection{}, err
+	}
+	return wireConnection(c), nil
+}
+
+// ConnectionRemove implements api.Connections.
+func (d *daemon) ConnectionRemove(ctx context.Context, ref string) (wire.Connection, error) {
+	c, err := d.connections().Remove(ctx, d.workspace.ID, ref)
+	if err != nil {
+		return wire.Connection{}, err
+	}
+	return wireConnection(c), nil
+}
