@@ -93,6 +93,11 @@ type place struct {
 	// env is added to the environment after [environ] (a later value
 	// wins): the temporary index and fixed identity of a snapshot.
 	env []string
+	// extra are open files the command (and the processes it starts)
+	// inherits as descriptors 3, 4, ...: the pipe a push's credential
+	// helper reads. Only the command itself gets them, not the listing
+	// of its configuration.
+	extra []*os.File
 }
 
 // at is the place of a directory jam trusts, found by git's discovery.
@@ -154,7 +159,9 @@ func run(ctx context.Context, bin string, p place, args ...string) (string, erro
 // effective configuration (see [drivers]) and then runs the command with
 // every driver found overridden.
 func stream(ctx context.Context, bin string, p place, stdin io.Reader, stdout io.Writer, args ...string) error {
-	names, err := exe(ctx, bin, p, nil, "config", "--list", "--name-only", "--includes", "-z")
+	lp := p
+	lp.extra = nil
+	names, err := exe(ctx, bin, lp, nil, "config", "--list", "--name-only", "--includes", "-z")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -195,6 +202,7 @@ func command(ctx context.Context, bin string, p place, overrides [][2]string, ar
 			cmd.Env = append(cmd.Env, "GIT_CONFIG_KEY_"+n+"="+o[0], "GIT_CONFIG_VALUE_"+n+"="+o[1])
 		}
 	}
+	cmd.ExtraFiles = p.extra
 	cmd.WaitDelay = waitDelay
 	return cmd
 }
@@ -204,7 +212,7 @@ func command(ctx context.Context, bin string, p place, overrides [][2]string, ar
 // cause).
 func execute(ctx context.Context, bin string, p place, overrides [][2]string, stdin io.Reader, stdout io.Writer, args ...string) error {
 	cmd := command(ctx, bin, p, overrides, args)
-	var stderr bytes.Buffer
+	stderr := cappedBuffer{max: maxStderr}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
 	err := cmd.Run()
 	if err == nil {
@@ -224,6 +232,42 @@ func execute(ctx context.Context, bin string, p place, overrides [][2]string, st
 		e.Stderr = "the git program is not installed (or not on PATH); jam needs it for worktrees"
 	}
 	return e
+}
+
+// maxStderr bounds what is kept of a command's standard error (a remote
+// can send any amount of "remote:" lines): its first and last halves.
+const maxStderr = 64 << 10
+
+// cappedBuffer keeps the first and the last max/2 bytes written to it and
+// counts what it dropped between them.
+type cappedBuffer struct {
+	max     int
+	head    []byte
+	tail    []byte
+	dropped int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.max/2 - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - b.max/2; over > 0 {
+		b.dropped += int64(over)
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
+}
+
+// String is what was kept, with a note of how much was dropped.
+func (b *cappedBuffer) String() string {
+	if b.dropped == 0 {
+		return string(b.head) + string(b.tail)
+	}
+	return string(b.head) + "\n[... " + strconv.FormatInt(b.dropped, 10) + " bytes dropped ...]\n" + string(b.tail)
 }
 
 // driverKeys are the variables of a named driver (a subsection whose name
