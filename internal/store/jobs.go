@@ -113,7 +113,20 @@ type JobFailParams struct {
 	Error       string
 	// RetryAt is when the failed job is due again (the zero time: At).
 	RetryAt time.Time
-	At      time.Time
+	// Dead makes the failure final: the job goes dead whatever attempts
+	// it has left (a permanent error that no retry can mend).
+	Dead bool
+	At   time.Time
+}
+
+// DeadAt is the attempt from which the failure is dead, to be compared
+// with the smaller of it and the job's MaxAttempts: 0 (every attempt)
+// when p.Dead, else MaxJobAttempts (so MaxAttempts decides).
+func (p JobFailParams) DeadAt() int {
+	if p.Dead {
+		return 0
+	}
+	return MaxJobAttempts
 }
 
 // JobListParams selects jobs of a workspace, newest first: of one state
@@ -158,7 +171,7 @@ type Jobs interface {
 	JobComplete(ctx context.Context, p JobCompleteParams) (Job, error)
 	// JobFail records a failed attempt of a running job of p.Generation:
 	// failed, due again at p.RetryAt, or dead when Attempt has reached
-	// MaxAttempts. Fenced as JobComplete.
+	// MaxAttempts or p.Dead. Fenced as JobComplete.
 	JobFail(ctx context.Context, p JobFailParams) (Job, error)
 	// JobCancel moves a queued, failed or running job to cancelled (a
 	// running job's worker is then refused its next write with

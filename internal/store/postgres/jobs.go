@@ -45,8 +45,8 @@ RETURNING ` + jobColumns
 	jobHeartbeat = `UPDATE jobs SET lease_until = $1::bigint WHERE workspace_id = $2 AND id = $3 AND generation = $4::bigint AND state = 'running'`
 	jobComplete  = `UPDATE jobs SET state = 'succeeded', result = $1::bytea, lease_until = NULL, updated_at = $2::bigint
 WHERE workspace_id = $3 AND id = $4 AND generation = $5::bigint AND state = 'running' RETURNING ` + jobColumns
-	jobFail = `UPDATE jobs SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'failed' END,
-  run_after = CASE WHEN attempt >= max_attempts THEN run_after ELSE $1::bigint END, error = $2::bytea, lease_until = NULL, updated_at = $3::bigint
+	jobFail = `UPDATE jobs SET state = CASE WHEN attempt >= LEAST(max_attempts, $7::integer) THEN 'dead' ELSE 'failed' END,
+  run_after = CASE WHEN attempt >= LEAST(max_attempts, $7::integer) THEN run_after ELSE $1::bigint END, error = $2::bytea, lease_until = NULL, updated_at = $3::bigint
 WHERE workspace_id = $4 AND id = $5 AND generation = $6::bigint AND state = 'running' RETURNING ` + jobColumns
 	jobCancel = `UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = $1::bigint
 WHERE workspace_id = $2 AND id = $3 AND state IN ('queued', 'failed', 'running') RETURNING ` + jobColumns
@@ -131,7 +131,7 @@ func (s *Store) JobFail(ctx context.Context, p store.JobFailParams) (store.Job, 
 		return store.Job{}, fmt.Errorf("fail job: %w", err)
 	}
 	j, err := s.scanJob(s.pool.QueryRow(ctx, jobFail, micros(p.RetryAt), s.sealBlob([]byte(p.Error), jobErrorAAD(p.WorkspaceID, p.ID)),
-		micros(p.At), p.WorkspaceID, p.ID, p.Generation))
+		micros(p.At), p.WorkspaceID, p.ID, p.Generation, p.DeadAt()))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = s.jobRefused(ctx, p.WorkspaceID, p.ID, p.Generation, jam.ErrLeaseLost)
 	}

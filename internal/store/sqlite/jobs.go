@@ -41,8 +41,8 @@ RETURNING ` + jobColumns
 	jobHeartbeat = `UPDATE jobs SET lease_until = ? WHERE workspace_id = ? AND id = ? AND generation = ? AND state = 'running'`
 	jobComplete  = `UPDATE jobs SET state = 'succeeded', result = ?, lease_until = NULL, updated_at = ?
 WHERE workspace_id = ? AND id = ? AND generation = ? AND state = 'running' RETURNING ` + jobColumns
-	jobFail = `UPDATE jobs SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'failed' END,
-  run_after = CASE WHEN attempt >= max_attempts THEN run_after ELSE ? END, error = ?, lease_until = NULL, updated_at = ?
+	jobFail = `UPDATE jobs SET state = CASE WHEN attempt >= MIN(max_attempts, ?) THEN 'dead' ELSE 'failed' END,
+  run_after = CASE WHEN attempt >= MIN(max_attempts, ?) THEN run_after ELSE ? END, error = ?, lease_until = NULL, updated_at = ?
 WHERE workspace_id = ? AND id = ? AND generation = ? AND state = 'running' RETURNING ` + jobColumns
 	jobCancel = `UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = ?
 WHERE workspace_id = ? AND id = ? AND state IN ('queued', 'failed', 'running') RETURNING ` + jobColumns
@@ -158,7 +158,7 @@ func (s *Store) JobFail(ctx context.Context, p store.JobFailParams) (store.Job, 
 	if err != nil {
 		return store.Job{}, fmt.Errorf("fail job: %w", err)
 	}
-	j, err := s.scanJob(s.writer.QueryRowContext(ctx, jobFail, p.RetryAt.UnixMicro(), s.sealBlob([]byte(p.Error), jobErrorAAD(p.WorkspaceID, p.ID)),
+	j, err := s.scanJob(s.writer.QueryRowContext(ctx, jobFail, p.DeadAt(), p.DeadAt(), p.RetryAt.UnixMicro(), s.sealBlob([]byte(p.Error), jobErrorAAD(p.WorkspaceID, p.ID)),
 		p.At.UnixMicro(), p.WorkspaceID, p.ID, p.Generation))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = s.jobRefused(ctx, p.WorkspaceID, p.ID, p.Generation, jam.ErrLeaseLost)

@@ -183,6 +183,18 @@ func jobCases(t *testing.T, open func(t *testing.T) store.Store) {
 		require.Equal(t, "again", r.Error, "the last failure is kept")
 		_, err = b.st.JobRetry(ctx, b.ws, j.ID, epoch)
 		require.ErrorIs(t, err, jam.ErrConflict, "a queued job is not retried")
+
+		pj := enqueueJob(t, b, jobAt(b, "permanent", 0))
+		pc, err := claimJob(ctx, b.st, b.ws, "w3", epoch.Add(time.Hour), "permanent")
+		require.NoError(t, err)
+		require.Equal(t, 1, pc.Attempt, "attempts left")
+		p, err := b.st.JobFail(ctx, store.JobFailParams{WorkspaceID: b.ws, ID: pj.ID, Generation: pc.Generation, Error: "permanent",
+			RetryAt: epoch.Add(2 * time.Hour), Dead: true, At: epoch.Add(time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, store.JobDead, p.State, "a Dead failure is dead with attempts left")
+		require.Equal(t, "permanent", p.Error)
+		_, err = claimJob(ctx, b.st, b.ws, "w3", epoch.Add(3*time.Hour), "permanent")
+		require.ErrorIs(t, err, jam.ErrNotFound, "a dead job is not claimed at its RetryAt")
 		c, err = claimJob(ctx, b.st, b.ws, "w3", epoch.Add(time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, int64(3), c.Generation)
