@@ -137,3 +137,92 @@ func TestClassify_KeepsAnError(t *testing.T) {
 	in := &Error{Code: CodeInvalid, Message: "x"}
 	require.Same(t, in, classify(in, nil, time.Now(), func(s string) string { return s }))
 }
+
+func FuzzClassify(f *testing.F) {
+	f.Add(429, "7", "", "", "slow down")
+	f.Add(403, "", "0", "1700000090", "API rate limit exceeded")
+	f.Add(403, "", "", "", "Bad credentials")
+	f.Add(401, "", "", "", "")
+	f.Add(503, "Wed, 21 Oct 2015 07:28:00 GMT", "", "", "")
+	f.Add(422, "-1", "x", "99999999999999999999", "ghp_TOKEN123 in a message")
+	f.Add(0, "", "", "", "")
+	const token = "ghp_TOKEN123"
+	redact := func(s string) string { return strings.ReplaceAll(s, token, "[redacted]") }
+	now := time.Unix(1_700_000_000, 0)
+	f.Fuzz(func(t *testing.T, status int, retry, remaining, reset, msg string) {
+		var r *http.Response
+		var err error = errors.New("transport: " + msg)
+		if status != 0 {
+			status = 100 + (status%500+500)%500 // 100..599
+			h := http.Header{}
+			h.Set("Retry-After", retry)
+			h.Set("X-Ratelimit-Remaining", remaining)
+			h.Set("X-Ratelimit-Reset", reset)
+			req := &http.Request{Method: "GET", URL: &url.URL{Scheme: "https", Host: "api.github.com", Path: "/"}}
+			r = &http.Response{StatusCode: status, Header: h, Request: req, Body: io.NopCloser(strings.NewReader(""))}
+			err = &github.ErrorResponse{Response: r, Message: msg}
+		}
+		e := classify(err, r, now, redact)
+		switch e.Code {
+		case CodeCredentialInvalid, CodeNotFound, CodeRateLimited, CodeUnavailable, CodeConflict, CodeNotMergeable, CodeInvalid, CodeForbidden:
+		default:
+			t.Fatalf("code %q is not one of the codes", e.Code)
+		}
+		require.GreaterOrEqual(t, e.RetryAfter, time.Duration(0))
+		require.LessOrEqual(t, e.RetryAfter, maxRetryAfter)
+		if e.Code != CodeRateLimited {
+			require.Zero(t, e.RetryAfter)
+		}
+		require.Equal(t, e.Code == CodeUnavailable || e.Code == CodeRateLimited, e.Retryable())
+		if r != nil && r.StatusCode >= 500 {
+			require.Equal(t, CodeUnavailable, e.Code)
+		}
+		require.NotContains(t, e.Error(), token)
+		require.NotContains(t, errors.Unwrap(e).Error(), token)
+	})
+}
+
+func TestBoundedTransport(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		size    int
+		chunked bool
+		wantErr bool
+	}{
+		{name: "at the bound", size: maxBody},
+		{name: "over, with a length", size: maxBody + 1, wantErr: true},
+		{name: "over, chunked", size: maxBody + 1, chunked: true, wantErr: true},
+		{name: "small chunked", size: 10, chunked: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rt := boundedTransport{roundTripFunc(func(*http.Request) (*http.Response, error) {
+				length := int64(tc.size)
+				if tc.chunked {
+					length = -1
+				}
+				return &http.Response{StatusCode: 200, ContentLength: length, Body: io.NopCloser(strings.NewReader(strings.Repeat("x", tc.size)))}, nil
+			})}
+			resp, err := rt.RoundTrip(&http.Request{})
+			if err == nil {
+				var n int64
+				n, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err == nil {
+					require.EqualValues(t, tc.size, n)
+				}
+			}
+			if tc.wantErr {
+				require.ErrorIs(t, err, errBodyTooLarge)
+			} else {
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
