@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,7 +23,8 @@ const (
 	maxBody = 8 << 20
 	// requestTimeout bounds every call whose context has no sooner deadline.
 	requestTimeout = 30 * time.Second
-	// maxCheckPages bounds the pages of check runs read for one commit.
+	// maxCheckPages bounds the pages of statuses, and of check runs, read
+	// for one commit.
 	maxCheckPages = 10
 	perPage       = 100
 )
@@ -63,6 +65,9 @@ func New(token string, opt Options) (*Client, error) {
 	if u.User != nil {
 		return nil, invalidf("the API base URL carries userinfo (a credential)")
 	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return nil, invalidf("the API base URL is http to %s; the token goes only over https (or to a loopback address)", u.Hostname())
+	}
 	var hc http.Client
 	if opt.HTTPClient != nil {
 		hc = *opt.HTTPClient
@@ -82,6 +87,15 @@ func New(token string, opt Options) (*Client, error) {
 		gh.UserAgent = opt.UserAgent
 	}
 	return &Client{gh: gh, token: token}, nil
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // redact removes the token from s.
@@ -279,19 +293,29 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) (Checks, err
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
 	var out Checks
-	cs, resp, err := c.gh.Repositories.GetCombinedStatus(ctx, repo.Owner, repo.Name, sha, &github.ListOptions{PerPage: perPage})
-	if err != nil {
-		return Checks{}, c.fail(err, resp)
-	}
-	out.RequestID = requestID(resp)
-	for _, s := range cs.Statuses {
-		switch s.GetState() {
-		case "success":
-		case "pending":
-			out.Pending = append(out.Pending, s.GetContext())
-		default: // failure, error
-			out.Failing = append(out.Failing, s.GetContext())
+	sopt := &github.ListOptions{PerPage: perPage}
+	for seen := 0; sopt.Page < maxCheckPages; {
+		cs, resp, err := c.gh.Repositories.GetCombinedStatus(ctx, repo.Owner, repo.Name, sha, sopt)
+		if err != nil {
+			return Checks{}, c.fail(err, resp)
 		}
+		out.RequestID = requestID(resp)
+		for _, s := range cs.Statuses {
+			switch s.GetState() {
+			case "success":
+			case "pending":
+				out.Pending = append(out.Pending, s.GetContext())
+			default: // failure, error
+				out.Failing = append(out.Failing, s.GetContext())
+			}
+		}
+		// The combined status declares no Link header; total_count says
+		// whether another page holds more.
+		seen += len(cs.Statuses)
+		if len(cs.Statuses) == 0 || seen >= cs.GetTotalCount() {
+			break
+		}
+		sopt.Page = max(sopt.Page, 1) + 1
 	}
 	opt := &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: perPage}}
 	for page := 0; page < maxCheckPages; page++ {

@@ -205,6 +205,53 @@ func TestClient_ChecksPaginates(t *testing.T) {
 	require.Equal(t, []string{"the-last-one"}, c.Failing)
 }
 
+func TestClient_StatusesPaginate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sha := b.branch(t, "feature", "a.txt", "a\n")
+	for i := range 150 {
+		b.srv.SetStatus(sha, "ci/"+strconv.Itoa(i), "success")
+	}
+	b.srv.SetStatus(sha, "ci/last", "failure")
+	before := b.srv.Requests()
+	c, err := b.client.Checks(t.Context(), b.repo, sha)
+	require.NoError(t, err)
+	require.Equal(t, forge.StateFailure, c.State, "the failing status is on the second page")
+	require.Equal(t, []string{"ci/last"}, c.Failing)
+	require.Equal(t, 3, b.srv.Requests()-before, "two pages of statuses, one of check runs")
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, token, base, wantErr string }{
+		{name: "github", token: "t", base: ""},
+		{name: "enterprise", token: "t", base: "https://ghe.example.com/api/v3"},
+		{name: "loopback http", token: "t", base: "http://127.0.0.1:1234/"},
+		{name: "localhost http", token: "t", base: "http://localhost:1234/"},
+		{name: "empty token", token: " ", wantErr: "empty"},
+		{name: "token with newline", token: "a\nb", wantErr: "white space"},
+		{name: "cleartext", token: "t", base: "http://ghe.example.com/api/v3/", wantErr: "https"},
+		{name: "userinfo", token: "t", base: "https://u:p@ghe.example.com/", wantErr: "userinfo"},
+		{name: "no host", token: "t", base: "https:///x", wantErr: "host"},
+		{name: "ftp", token: "t", base: "ftp://x/", wantErr: "http(s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := forge.New(tc.token, forge.Options{BaseURL: tc.base})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				require.NotNil(t, c)
+				return
+			}
+			fe := requireCode(t, err, forge.CodeInvalid)
+			require.ErrorIs(t, fe, jam.ErrInvalid)
+			require.Contains(t, err.Error(), tc.wantErr)
+			require.NotContains(t, err.Error(), ":p@")
+		})
+	}
+}
+
 func TestClient_Merge(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

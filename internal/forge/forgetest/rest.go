@@ -436,14 +436,18 @@ func (s *Server) combinedStatus(r *http.Request, _ map[string]any) reply {
 	if len(list) == 0 {
 		state = "pending" // what GitHub says of a commit without statuses
 	}
-	out := []any{}
-	for i, st := range list {
+	for _, st := range list {
 		switch {
 		case st.state == "failure" || st.state == "error":
 			state = "failure"
 		case st.state == "pending" && state != "failure":
 			state = "pending"
 		}
+	}
+	lo, hi, _ := s.paginate(r, len(list)) // GitHub declares no Link header here
+	out := []any{}
+	for i := lo; i < hi; i++ {
+		st := list[i]
 		e := s.spec.instance("simple-commit-status", s.APIURL())
 		e["id"], e["node_id"] = i+1, fmt.Sprintf("SC_%d", i+1)
 		e["context"], e["state"] = st.context, st.state

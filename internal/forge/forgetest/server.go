@@ -137,8 +137,12 @@ func newToken() string {
 	return "ghp_" + string(b)
 }
 
-// close stops the server (waiting for every handler) and reports the
-// violations.
+// Close stops the server, waiting for every handler (a stalled request
+// is answered 503 at once), and then fails the test if anything broke
+// the description. It runs at the test's cleanup; calling it earlier is
+// allowed, and a second call does nothing.
+func (s *Server) Close() { s.close() }
+
 func (s *Server) close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
@@ -519,6 +523,7 @@ func (s *Server) rest(o *opSpec, h restHandler) http.Handler {
 				return
 			case <-s.closing:
 				timer.Stop()
+				s.respond(w, o, where, s.errorReply(o, http.StatusServiceUnavailable, "The double is closing"))
 				return
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -189,4 +190,25 @@ func TestServer_GetRefAndErrors(t *testing.T) {
 	require.Equal(t, []any{map[string]any{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for o:feature."}}, body["errors"])
 	require.Equal(t, "422", body["status"])
 	require.Equal(t, 6, s.Requests())
+}
+
+func TestServer_CloseEndsAStalledRequest(t *testing.T) {
+	t.Parallel()
+	s := startRecorded(t)
+	s.StallNext(1, time.Hour)
+	client, err := forge.New(s.Token(), forge.Options{BaseURL: s.APIURL()})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var got error
+	started := s.Requests()
+	wg.Go(func() { _, got = client.Authenticated(context.Background()) })
+	// Close must not wait an hour: the stalled request is answered.
+	require.Eventually(t, func() bool { return s.Requests() > started }, 10*time.Second, time.Millisecond, "the request reached the double")
+	s.Close()
+	wg.Wait()
+	var fe *forge.Error
+	require.ErrorAs(t, got, &fe)
+	require.Equal(t, forge.CodeUnavailable, fe.Code)
+	require.Equal(t, 503, fe.Status)
+	s.Close() // twice is fine
 }
