@@ -436,11 +436,11 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
 		// One byte more tells a body of exactly maxBody from a longer one.
 		var one [1]byte
-		n, _ := b.rc.Read(one[:])
+		n, err := b.rc.Read(one[:])
 		if n > 0 {
 			return 0, errBodyTooLarge
 		}
-		return 0, io.EOF
+		return 0, err // io.EOF at the end; nil lets the caller read again
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

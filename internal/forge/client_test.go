@@ -315,6 +315,32 @@ func TestClient_MergeConflictAndSquash(t *testing.T) {
 	require.Equal(t, res.SHA, bareTip(t, b, "main"))
 }
 
+func TestClient_MergeRebase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	sha := b.branch(t, "ff", "b.txt", "b\n")
+	p, err := b.client.CreateDraftPullRequest(ctx, b.repo, forge.NewPullRequest{Head: "ff", Base: "main", Title: "ff"})
+	require.NoError(t, err)
+	res, err := b.client.Merge(ctx, b.repo, p.Number, sha, "rebase")
+	require.NoError(t, err)
+	require.Equal(t, sha, res.SHA, "a head on top of the base fast-forwards it")
+	require.Equal(t, sha, bareTip(t, b, "main"))
+
+	// A head that does not contain the base cannot be rebased by the double.
+	gitIn(t, b.work, "fetch", "--quiet", b.srv.BareDir("o", "r"), "main")
+	gitIn(t, b.work, "reset", "--quiet", "--hard", "FETCH_HEAD")
+	old := gitIn(t, b.work, "rev-parse", "HEAD~1")
+	gitIn(t, b.work, "checkout", "--quiet", "-B", "behind", old)
+	behind := writeCommit(t, b.work, "c.txt", "c\n", "behind")
+	b.push(t, "behind")
+	p2, err := b.client.CreateDraftPullRequest(ctx, b.repo, forge.NewPullRequest{Head: "behind", Base: "main", Title: "behind"})
+	require.NoError(t, err)
+	_, err = b.client.Merge(ctx, b.repo, p2.Number, behind, "rebase")
+	requireCode(t, err, forge.CodeNotMergeable)
+	require.Equal(t, sha, bareTip(t, b, "main"))
+}
+
 func TestClient_Failures(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -398,6 +398,11 @@ func (s *Server) mergePull(r *http.Request, body map[string]any) reply {
 			return notMergeable("This branch can't be rebased")
 		}
 		newTip = head
+	default:
+		return reply{status: http.StatusUnprocessableEntity, body: map[string]any{
+			"message": "Validation Failed", "documentation_url": docsURL, "status": "422",
+			"errors": []any{map[string]any{"resource": "PullRequest", "field": "merge_method", "code": "invalid"}},
+		}}
 	}
 	if _, _, err := s.git(ctx, rp.dir, "update-ref", "refs/heads/"+p.base, newTip, base); err != nil {
 		return reply{status: http.StatusConflict, body: map[string]any{

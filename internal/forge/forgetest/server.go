@@ -250,6 +250,9 @@ func (s *Server) AddRepo(owner, name, defaultBranch, seedGitDir string) {
 		s.t.Fatalf("forgetest: AddRepo(%q, %q, %q): not a valid owner, name or branch", owner, name, defaultBranch)
 	}
 	dir := filepath.Join(s.root, owner, name+".git")
+	if _, err := os.Stat(dir); err == nil {
+		s.t.Fatalf("forgetest: AddRepo: %s/%s exists already", owner, name)
+	}
 	ctx := context.Background()
 	if _, _, err := s.git(ctx, "", "init", "--quiet", "--bare", "--initial-branch="+defaultBranch, dir); err != nil {
 		s.t.Fatalf("forgetest: %v", err)
@@ -280,8 +283,9 @@ func (s *Server) BareDir(owner, name string) string {
 	return filepath.Join(s.root, owner, name+".git")
 }
 
-// SetStatus sets a commit status (success|pending|failure|error) of sha.
-func (s *Server) SetStatus(sha, context, state string) {
+// SetStatus sets the commit status of sha named statusContext (its
+// "context") to state: success, pending, failure or error.
+func (s *Server) SetStatus(sha, statusContext, state string) {
 	switch state {
 	case "success", "pending", "failure", "error":
 	default:
@@ -291,12 +295,12 @@ func (s *Server) SetStatus(sha, context, state string) {
 	defer s.state.Unlock()
 	list := s.statuses[sha]
 	for i := range list {
-		if list[i].context == context {
+		if list[i].context == statusContext {
 			list[i].state = state
 			return
 		}
 	}
-	s.statuses[sha] = append(list, commitStatus{context: context, state: state})
+	s.statuses[sha] = append(list, commitStatus{context: statusContext, state: state})
 }
 
 // SetCheckRun sets the check run name of sha: status queued|in_progress|
