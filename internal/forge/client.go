@@ -167,7 +167,8 @@ func fromGitHub(p *github.PullRequest, resp *github.Response) PullRequest {
 }
 
 // FindPullRequest returns the newest pull request, in any state, whose head
-// is repo.Owner+":"+head; ok is false when there is none.
+// is repo.Owner+":"+head (head is a branch name); ok is false when there is
+// none. It reads one page of 100, newest first.
 func (c *Client) FindPullRequest(ctx context.Context, repo Repo, head string) (PullRequest, bool, error) {
 	if err := validRepo(repo); err != nil {
 		return PullRequest{}, false, err

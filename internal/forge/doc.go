@@ -9,7 +9,8 @@
 //   - Every failure of a Client method, and of ParseRemote, is an [*Error]
 //     with one of the Code* strings; it unwraps to a jam sentinel
 //     (not_found→ErrNotFound, unavailable and rate_limited→ErrUnavailable,
-//     conflict and not_mergeable→ErrConflict, invalid→ErrInvalid,
+//     conflict and not_mergeable→ErrConflict (a 405 is a state conflict,
+//     not a bad argument), invalid→ErrInvalid,
 //     credential_invalid→ErrUnauthenticated, forbidden→ErrPermissionDenied)
 //     and to the underlying error, so errors.Is sees both.
 //   - Every response body is read through a bound (maxBody); a longer body

@@ -16,8 +16,16 @@
 //     NOTES.md); an undeclared 2xx or 3xx is a violation. Violations are
 //     recorded and fail the test at cleanup.
 //   - A response is complete: the fields the double's state does not
-//     determine are filled from the schema (every required property, null
-//     where nullable), so it validates on its own merits.
+//     determine (URLs, counters, the repository's many settings) are
+//     filled from the schema (every required property, null where
+//     nullable); the fields it does determine (numbers, states, refs,
+//     shas, titles) are set over them, and validation checks those.
+//   - The description is parsed once per process and shared (immutable).
+//     openapicheck resolves only $refs under #/components/schemas/, so the
+//     others (parameters, responses, headers) are inlined before it parses
+//     the document and examples are dropped; openapicheck is unchanged.
+//     The discriminator of GET /user is not read: its oneOf holds because
+//     public-user forbids the properties only private-user has.
 //   - Authentication is the token only: Bearer (or "token") on REST, the
 //     Basic password on git. After Revoke both answer 401. The token never
 //     reaches a violation message, nor git's environment (the
@@ -30,5 +38,10 @@
 //     and waits for every handler.
 //
 // Pull requests are numbered per repository from 1; the double does no
-// forks (a head of another owner is refused with 422).
+// forks (a head of another owner is refused with 422). Merging a draft is
+// allowed (REST cannot undraft, so jam merges drafts); 405 is for a pull
+// request that is closed, conflicts with its base, or (rebase) is behind
+// it. Check runs and statuses are pages of per_page (at most 100); check
+// runs, like pulls/list, carry a Link header, the combined status only
+// total_count, as GitHub's description declares.
 package forgetest
