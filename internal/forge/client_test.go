@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -420,4 +422,23 @@ func TestClient_StallTimesOut(t *testing.T) {
 	fe := requireCode(t, err, forge.CodeUnavailable)
 	require.True(t, fe.Retryable())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestClient_SendsBearerAndUserAgent(t *testing.T) {
+	t.Parallel()
+	var gotAuth, gotUA, gotVersion string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth, gotUA, gotVersion = r.Header.Get("Authorization"), r.Header.Get("User-Agent"), r.Header.Get("X-GitHub-Api-Version")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"login":"octocat"}`))
+	}))
+	defer srv.Close()
+	c, err := forge.New("tok123", forge.Options{BaseURL: srv.URL, UserAgent: "jam/1"})
+	require.NoError(t, err)
+	login, err := c.Authenticated(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "octocat", login)
+	require.Equal(t, "Bearer tok123", gotAuth)
+	require.Equal(t, "jam/1", gotUA)
+	require.Equal(t, "2022-11-28", gotVersion)
 }

@@ -180,6 +180,15 @@ func TestServer_GetRefAndErrors(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 
+	// The older "token" scheme is accepted too.
+	req, err = http.NewRequestWithContext(t.Context(), "GET", s.APIURL()+"repos/o/r", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "token "+s.Token())
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
 	// The duplicate body is the one GitHub sends.
 	git(t, s.BareDir("o", "r"), "branch", "feature", "main")
 	status, _ = do(t, s, "POST", "/repos/o/r/pulls", `{"head":"feature","base":"main","title":"t","draft":true}`)
@@ -189,7 +198,7 @@ func TestServer_GetRefAndErrors(t *testing.T) {
 	require.Equal(t, "Validation Failed", body["message"])
 	require.Equal(t, []any{map[string]any{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for o:feature."}}, body["errors"])
 	require.Equal(t, "422", body["status"])
-	require.Equal(t, 6, s.Requests())
+	require.Equal(t, 7, s.Requests())
 }
 
 func TestServer_CloseEndsAStalledRequest(t *testing.T) {
