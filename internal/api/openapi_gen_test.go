@@ -93,6 +93,10 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/connections/{connection}", summary: "One connection, by id, PROVIDER/NAME or NAME (never its secret)", status: 200, resp: wire.Connection{}},
 	{pattern: "POST /v1/connections/{connection}/rotate", summary: "Append a credential version and disable the active one", status: 200, resp: wire.Connection{}, req: wire.ConnectionRotateRequest{}},
 	{pattern: "DELETE /v1/connections/{connection}", summary: "Remove a connection and disable its credential", status: 200, resp: wire.Connection{}},
+	{pattern: "GET /v1/jobs", summary: "List the durable jobs, newest first", status: 200, resp: wire.Jobs{}, query: []string{"state", "kind", "limit"}},
+	{pattern: "GET /v1/jobs/{job}", summary: "One durable job: state, attempts, lease, latest error, result", status: 200, resp: wire.Job{}},
+	{pattern: "POST /v1/jobs/{job}/retry", summary: "Queue a dead or cancelled job again", status: 200, resp: wire.Job{}},
+	{pattern: "POST /v1/jobs/{job}/cancel", summary: "Cancel a queued, failed or running job", status: 200, resp: wire.Job{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},
 	{pattern: "GET /metrics", summary: "The daemon's metrics in the Prometheus text format", status: 200, media: []string{"text/plain"}},
 }

@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 	s.lifecycleRoutes(mux)
 	s.resultRoutes(mux)
 	s.connectionRoutes(mux)
+	s.jobRoutes(mux)
 	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 

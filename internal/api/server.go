@@ -36,6 +36,7 @@ type Backend interface {
 	Lifecycle
 	Results
 	Connections
+	Jobs
 }
 
 // Runtime is the daemon's owned-runtime surface.

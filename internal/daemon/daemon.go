@@ -18,6 +18,7 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/job"
 	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/proc"
 	"github.com/jamhq/jam/internal/secret"
@@ -98,6 +99,7 @@ type daemon struct {
 	workspace store.Workspace
 	run       store.DaemonRunStartResult
 	api       *api.Server
+	jobs      *job.Runner // the durable jobs of the workspace (jobs.go)
 	band      *bandLink
 	msg       *messaging
 	events    *events.Broker
@@ -163,6 +165,9 @@ func (d *daemon) start(ctx context.Context, stack *stopStack) error {
 		return st.DaemonRunStop(ctx, run.Run.ID, time.Now())
 	})
 
+	if err := d.startJobs(stack); err != nil {
+		return err
+	}
 	if err := d.startEvents(ctx, stack); err != nil {
 		return err
 	}

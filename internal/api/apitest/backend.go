@@ -66,6 +66,9 @@ type Backend struct {
 
 	// Connections (connections.go).
 	ConnectionFuncs
+
+	// Jobs (jobs.go).
+	JobFuncs
 }
 
 // ErrUnset is what a method whose function field is nil returns.
