@@ -14,6 +14,7 @@ import (
 	"github.com/jamhq/jam/internal/datadir"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/store/postgres"
 	"github.com/jamhq/jam/internal/store/sqlite"
 )
@@ -136,6 +137,63 @@ func (d *daemon) copyStore(ctx context.Context) (cli.StoreCopyResult, error) {
 		if !reflect.DeepEqual(wantAcc, haveAcc) {
 			return res, errors.New("the copy differs: the accounts of workspace " + string(ws.ID) + " read back differently")
 		}
+		n, err := sameCredentials(ctx, src, dst, ws.ID)
+		if err != nil {
+			return res, err
+		}
+		res.Sampled += n
 	}
 	return res, nil
+}
+
+// credentialReader is the part of a store sameCredentials reads.
+type credentialReader interface {
+	ConnectionList(ctx context.Context, ws jam.WorkspaceID) ([]store.Connection, error)
+	CredentialVersions(ctx context.Context, ws jam.WorkspaceID, id jam.ConnectionID) ([]store.CredentialVersion, error)
+	CredentialCurrent(ctx context.Context, ws jam.WorkspaceID, id jam.ConnectionID) (store.CredentialVersion, error)
+}
+
+// sameCredentials checks that the live connections of ws, the credential
+// versions of each and the active version's sealed secret read back alike
+// from both stores, and returns how many secrets it opened on each side.
+func sameCredentials(ctx context.Context, src, dst credentialReader, ws jam.WorkspaceID) (int, error) {
+	differ := errors.New("the copy differs: the connections of workspace " + string(ws) + " read back differently")
+	want, err := src.ConnectionList(ctx, ws)
+	if err != nil {
+		return 0, err
+	}
+	have, err := dst.ConnectionList(ctx, ws)
+	if err != nil {
+		return 0, fmt.Errorf("read back connections from postgres: %w", err)
+	}
+	if !reflect.DeepEqual(want, have) {
+		return 0, differ
+	}
+	n := 0
+	for _, c := range want {
+		a, err := src.CredentialVersions(ctx, ws, c.ID)
+		if err != nil {
+			return 0, err
+		}
+		b, err := dst.CredentialVersions(ctx, ws, c.ID)
+		if err != nil {
+			return 0, fmt.Errorf("read back credentials from postgres: %w", err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			return 0, differ
+		}
+		ca, err := src.CredentialCurrent(ctx, ws, c.ID)
+		if err != nil {
+			return 0, err
+		}
+		cb, err := dst.CredentialCurrent(ctx, ws, c.ID)
+		if err != nil {
+			return 0, fmt.Errorf("read back a credential from postgres: %w", err)
+		}
+		if !reflect.DeepEqual(ca, cb) {
+			return 0, differ
+		}
+		n++
+	}
+	return n, nil
 }

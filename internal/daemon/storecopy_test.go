@@ -59,6 +59,7 @@ func TestStoreCopy(t *testing.T) {
 	require.NoError(t, err)
 	// A durable job, sealed payload, result and error, goes along.
 	job := enqueueStoppedJob(t, cfg)
+	con := addStoppedConnection(t, cfg)
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Regexp(t, `^copied \d+ rows in \d+ tables to postgres 127\.0\.0\.1:\d+/jam_test_\w+; counts equal, [1-9]\d* sealed values open to the same content\n`, out)
@@ -80,6 +81,15 @@ func TestStoreCopy(t *testing.T) {
 	gotJob, err := pg.JobGet(ctx, job.WorkspaceID, job.ID)
 	require.NoError(t, err)
 	require.Equal(t, job, gotJob, "the job reads back the same through the PostgreSQL store")
+	require.Contains(t, out, "  connections            1\n")
+	require.Contains(t, out, "  credential_versions    2\n")
+	gotCon, err := pg.ConnectionGet(ctx, con.WorkspaceID, con.ID)
+	require.NoError(t, err)
+	require.Equal(t, con, gotCon)
+	cred, err := pg.CredentialCurrent(ctx, con.WorkspaceID, con.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, cred.Version)
+	require.Equal(t, "second-secret", string(cred.Secret), "the sealed secret opens to the same value in PostgreSQL")
 
 	// Twice: the target is not empty any more, and nothing changes.
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
@@ -124,4 +134,23 @@ func loadBox(t *testing.T, cfg config.Config) *secret.Box {
 	box, err := secret.LoadOrCreate(filepath.Join(cfg.DataDir, "daemon.key"))
 	require.NoError(t, err)
 	return box
+}
+
+// addStoppedConnection writes a connection rotated once (two credential
+// versions) into a stopped daemon's SQLite store and returns it.
+func addStoppedConnection(t *testing.T, cfg config.Config) store.Connection {
+	t.Helper()
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: loadBox(t, cfg)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	wss, err := st.WorkspaceList(ctx)
+	require.NoError(t, err)
+	at := time.Now()
+	c, err := st.ConnectionCreate(ctx, store.Connection{ID: jam.New[jam.ConnectionID](jam.NewMinter(nil, nil)), WorkspaceID: wss[0].ID,
+		Provider: store.ProviderGitHub, Name: "work", CreatedAt: at}, []byte("first-secret"))
+	require.NoError(t, err)
+	c, err = st.ConnectionRotate(ctx, c.WorkspaceID, c.ID, []byte("second-secret"), at.Add(time.Second))
+	require.NoError(t, err)
+	return c
 }
