@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/connection"
@@ -67,4 +69,25 @@ func (d *daemon) ConnectionRemove(ctx context.Context, ref string) (wire.Connect
 		return wire.Connection{}, err
 	}
 	return wireConnection(c), nil
+}
+
+// resolveConnections replaces, in place, each NAME=connection:PROVIDER/NAME
+// entry of env (a template's variables, opened) by NAME=SECRET, the
+// connection's current credential, as an agent process starts: a rotated
+// key reaches the next process without touching the template. An unknown
+// or removed connection fails the start, naming the variable and the
+// reference, never a value.
+func (d *daemon) resolveConnections(ctx context.Context, env []string) error {
+	for i, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		if !connection.IsRef(v) {
+			continue
+		}
+		secret, _, err := d.connections().Resolve(ctx, d.workspace.ID, v)
+		if err != nil {
+			return fmt.Errorf("environment variable %s: %w", name, err)
+		}
+		env[i] = name + "=" + string(secret)
+	}
+	return nil
 }

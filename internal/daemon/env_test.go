@@ -159,3 +159,40 @@ func jamTerminal(state string) bool {
 	}
 	return false
 }
+
+// TestOwned_envNamesAConnection: a template's variable whose value is
+// connection:PROVIDER/NAME reaches the agent's process as the
+// connection's current secret, which neither the agent's configuration
+// nor the daemon's log ever shows.
+func TestOwned_envNamesAConnection(t *testing.T) {
+	t.Parallel()
+	secret := "sk-ant-" + rand.Text()
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	owner := ownerClient(t, r.waitReady(t))
+	ctx := t.Context()
+	c := r.client
+	_, err := c.ConnectionAdd(ctx, wire.ConnectionAddRequest{Provider: "anthropic", Name: "work", Secret: secret})
+	require.NoError(t, err)
+	out := t.TempDir()
+	script := `printf '%s' "$ANTHROPIC_API_KEY" > "$2/env.out"; ` + demoAgentEnv + `="$1" exec "$0" -test.run='^$'`
+	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "demo", Runtime: &wire.AgentRuntime{
+		Command: []string{"/bin/sh", "-c", script, os.Args[0], t.TempDir(), out}, Permission: "allow", Sandbox: "local",
+		Env: []string{"ANTHROPIC_API_KEY=connection:anthropic/work"}}})
+	require.NoError(t, err)
+	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "env", Agents: []string{"demo"}})
+	require.NoError(t, err)
+	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" hello", []protocol.Mention{{ID: agent.AgentID}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := os.ReadFile(filepath.Join(out, "env.out"))
+		return err == nil && string(got) == secret
+	}, 60*time.Second, 20*time.Millisecond, "the agent got the connection's secret")
+	agents, err := c.Agents(ctx)
+	require.NoError(t, err)
+	b, err := json.Marshal(agents)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), secret)
+	_, _ = r.stop()
+	require.NotContains(t, r.log.String(), secret)
+}

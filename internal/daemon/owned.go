@@ -167,6 +167,9 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 	if err != nil {
 		return nil, err
 	}
+	if err := m.d.resolveConnections(ctx, env[len(env)-len(cfg.Env):]); err != nil {
+		return nil, err
+	}
 	// A process of one session works in its worktree (cfg.Dir); one of
 	// many in its home, each session in its own directory.
 	dir := area.home
