@@ -13,8 +13,8 @@ import (
 	"github.com/jamhq/jam/internal/openapicheck"
 )
 
-// openapiJSON is GitHub's description, the subset of
-// /work/shared/docs/github (see NOTES.md there), unchanged.
+// openapiJSON is the subset of GitHub's own REST description that holds
+// the operations jam uses, unchanged.
 //
 //go:embed testdata/openapi.json
 var openapiJSON []byte
