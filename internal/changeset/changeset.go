@@ -311,13 +311,7 @@ func Verify(cs store.ChangeSet, dir string) error {
 		}
 	}
 	for _, f := range cs.Files {
-		gone := ""
-		switch f.Kind {
-		case store.ChangeDeleted:
-			gone = f.Path
-		case store.ChangeRenamed:
-			gone = f.OldPath
-		}
+		gone := removedPath(f)
 		if gone != "" && !present[gone] {
 			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(gone))); !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("change set: %q should be gone after applying, but is still there: %w", gone, jam.ErrConflict)
@@ -365,4 +359,16 @@ func verifyFile(dir string, f store.ChangeSetFile) error {
 		return fmt.Errorf("content digest %s, the manifest says %s", got, f.NewSHA256)
 	}
 	return nil
+}
+
+// removedPath is the path a change takes away from the tree: a deleted
+// file's, a renamed file's old one; "" for none.
+func removedPath(f store.ChangeSetFile) string {
+	switch f.Kind {
+	case store.ChangeDeleted:
+		return f.Path
+	case store.ChangeRenamed:
+		return f.OldPath
+	}
+	return ""
 }

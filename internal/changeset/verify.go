@@ -91,13 +91,7 @@ func VerifyTree(ctx context.Context, gitDir, commit string, cs store.ChangeSet) 
 	}
 
 	for _, f := range cs.Files {
-		gone := ""
-		switch f.Kind {
-		case store.ChangeDeleted:
-			gone = f.Path
-		case store.ChangeRenamed:
-			gone = f.OldPath
-		}
+		gone := removedPath(f)
 		if gone != "" && !present[gone] {
 			if _, ok := have[gone]; ok {
 				return mismatch(gone, "should be absent, and is there")
