@@ -64,14 +64,14 @@ func (d *daemon) Jobs(ctx context.Context, q wire.JobQuery) ([]wire.Job, error) 
 
 // Job implements api.Jobs.
 func (d *daemon) Job(ctx context.Context, id string) (wire.Job, error) {
-	return d.jobWrite(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
+	return d.jobCall(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
 		return d.store.JobGet(ctx, d.workspace.ID, id)
 	})
 }
 
 // JobRetry implements api.Jobs.
 func (d *daemon) JobRetry(ctx context.Context, id string) (wire.Job, error) {
-	return d.jobWrite(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
+	return d.jobCall(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
 		j, err := d.store.JobRetry(ctx, d.workspace.ID, id, time.Now())
 		if err == nil {
 			d.jobs.Wake()
@@ -82,12 +82,12 @@ func (d *daemon) JobRetry(ctx context.Context, id string) (wire.Job, error) {
 
 // JobCancel implements api.Jobs.
 func (d *daemon) JobCancel(ctx context.Context, id string) (wire.Job, error) {
-	return d.jobWrite(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
+	return d.jobCall(ctx, id, func(ctx context.Context, id jam.JobID) (store.Job, error) {
 		return d.store.JobCancel(ctx, d.workspace.ID, id, time.Now())
 	})
 }
 
-func (d *daemon) jobWrite(ctx context.Context, raw string, f func(context.Context, jam.JobID) (store.Job, error)) (wire.Job, error) {
+func (d *daemon) jobCall(ctx context.Context, raw string, f func(context.Context, jam.JobID) (store.Job, error)) (wire.Job, error) {
 	id, err := jam.ParseID[jam.JobID](raw)
 	if err != nil {
 		return wire.Job{}, err

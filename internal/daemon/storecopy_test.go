@@ -111,11 +111,8 @@ func TestStoreCopy(t *testing.T) {
 func enqueueStoppedJob(t *testing.T, cfg config.Config) store.Job {
 	t.Helper()
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: loadBox(t, cfg)})
-	require.NoError(t, err)
+	st, wss := openStopped(t, cfg)
 	defer func() { require.NoError(t, st.Close()) }()
-	wss, err := st.WorkspaceList(ctx)
-	require.NoError(t, err)
 	require.NotEmpty(t, wss)
 	at := time.Now()
 	j, err := st.JobEnqueue(ctx, store.Job{ID: jam.New[jam.JobID](jam.NewMinter(nil, nil)), WorkspaceID: wss[0].ID, Kind: "github.comment",
@@ -141,11 +138,8 @@ func loadBox(t *testing.T, cfg config.Config) *secret.Box {
 func addStoppedConnection(t *testing.T, cfg config.Config) store.Connection {
 	t.Helper()
 	ctx := t.Context()
-	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: loadBox(t, cfg)})
-	require.NoError(t, err)
+	st, wss := openStopped(t, cfg)
 	defer func() { require.NoError(t, st.Close()) }()
-	wss, err := st.WorkspaceList(ctx)
-	require.NoError(t, err)
 	at := time.Now()
 	c, err := st.ConnectionCreate(ctx, store.Connection{ID: jam.New[jam.ConnectionID](jam.NewMinter(nil, nil)), WorkspaceID: wss[0].ID,
 		Provider: store.ProviderGitHub, Name: "work", CreatedAt: at}, []byte("first-secret"))
@@ -153,4 +147,18 @@ func addStoppedConnection(t *testing.T, cfg config.Config) store.Connection {
 	c, err = st.ConnectionRotate(ctx, c.WorkspaceID, c.ID, []byte("second-secret"), at.Add(time.Second))
 	require.NoError(t, err)
 	return c
+}
+
+// openStopped opens a stopped daemon's SQLite store with its key and
+// returns it with its workspaces.
+func openStopped(t *testing.T, cfg config.Config) (*sqlite.Store, []store.Workspace) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(cfg.DataDir, datadir.StoreFile), Sealer: loadBox(t, cfg)})
+	require.NoError(t, err)
+	wss, err := st.WorkspaceList(t.Context())
+	if err != nil {
+		st.Close()
+	}
+	require.NoError(t, err)
+	return st, wss
 }
