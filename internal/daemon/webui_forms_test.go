@@ -406,7 +406,9 @@ func TestWebUI_replyLinks(t *testing.T) {
 		return `(document.querySelector(` + js(`.person[data-participant=`+js(id)+`] .presence-text`) + `) || {}).textContent`
 	}
 	p.waitFor("the owned agent idle", person(agent.AgentID)+` === 'idle'`)
-	require.Equal(t, "online", p.eval(person(coder.AgentID)))
+	// The attached agent's socket may be reconnecting as the page reads
+	// it (its long poll ended with the reply): it comes back online.
+	p.waitFor("the attached agent online", person(coder.AgentID)+` === 'online'`)
 	require.Equal(t, "0", p.eval(`String(document.querySelectorAll(`+js(msgSelector(asked.ID)+` a[data-reply-to]`)+`).length)`))
 
 	p.clickNow(replySel + ` a.reply-to`)
