@@ -30,6 +30,10 @@ type Store interface {
 	// Connections holds external authorities and their sealed,
 	// append-only credential versions.
 	Connections
+	// Operations and Deliveries hold long actions, their evidence, and
+	// the deliveries of change sets to a remote.
+	Operations
+	Deliveries
 
 	Workspaces
 	Settings

@@ -27,3 +27,30 @@ ON CONFLICT DO NOTHING`)
 		require.ErrorContains(t, err, "immutable", stmt)
 	}
 }
+
+// TestOperationEvidence_appendOnlyInTheDatabase: no statement, from any
+// code path, changes or removes an operation's evidence: migration 0023's
+// trigger refuses every UPDATE and DELETE (the store's own methods never
+// issue one).
+func TestOperationEvidence_appendOnlyInTheDatabase(t *testing.T) {
+	t.Parallel()
+	s := opener(t)(t)
+	ctx := t.Context()
+	_, err := s.pool.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ('ws', 'w', 0)`)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `INSERT INTO operations VALUES ('op_x', 'ws', 'deliver', '', 'running', '', NULL, '', '', '[]', 0, 0)`)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `INSERT INTO operation_evidence VALUES ('op_x', 'ws', 1, 'push', 'end', '{"sha":"a"}', 0)`)
+	require.NoError(t, err)
+	for _, stmt := range []string{
+		`UPDATE operation_evidence SET detail = '{"sha":"forged"}'`,
+		`UPDATE operation_evidence SET seq = 2`,
+		`DELETE FROM operation_evidence`,
+	} {
+		_, err = s.pool.Exec(ctx, stmt)
+		require.ErrorContains(t, err, "immutable", stmt)
+	}
+	var detail string
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT detail FROM operation_evidence WHERE operation_id = 'op_x' AND seq = 1`).Scan(&detail))
+	require.Equal(t, `{"sha":"a"}`, detail)
+}

@@ -117,11 +117,13 @@ type (
 		store.Checkpoints
 		store.ChangeSets
 	}
-	// JobsStore is what [Jobs] needs: jobs of the messaging fixture's
-	// workspaces.
+	// JobsStore is what [Jobs] needs: jobs, operations and deliveries
+	// of the messaging fixture's workspaces.
 	JobsStore interface {
 		MessagingBase
 		store.Jobs
+		store.Operations
+		store.Deliveries
 	}
 	// RuntimeRetentionStore is what [RuntimeRetention] needs.
 	RuntimeRetentionStore interface {
@@ -163,6 +165,8 @@ type handle struct {
 	store.ChangeSets
 	store.Jobs
 	store.Connections
+	store.Operations
+	store.Deliveries
 }
 
 var _ store.Store = handle{}
@@ -238,16 +242,19 @@ func Exercise[S store.Store](t *testing.T, o Opener[S]) {
 
 // Jobs checks [store.Jobs]: the state machine, idempotency, bounds, the
 // generation fence and tenancy, and two handles claiming, and enqueueing
-// one key, at once.
+// one key, at once; and [store.Operations] and [store.Deliveries], the
+// records of the long actions jobs carry out.
 func Jobs[S JobsStore](t *testing.T, o Opener[S]) {
 	t.Helper()
 	db := narrow(o, func(s S) handle {
 		h := messagingBase(s)
-		h.Jobs = s
+		h.Jobs, h.Operations, h.Deliveries = s, s, s
 		return h
 	})
 	jobCases(t, single(db))
 	jobRaces(t, db)
+	operationCases(t, db)
+	deliveryCases(t, db)
 }
 
 // Results checks [store.Checkpoints] and [store.ChangeSets], including
