@@ -60,6 +60,7 @@ func TestStoreCopy(t *testing.T) {
 	// A durable job, sealed payload, result and error, goes along.
 	job := enqueueStoppedJob(t, cfg)
 	con := addStoppedConnection(t, cfg)
+	op, evidence, dlv := addStoppedDelivery(t, cfg)
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Regexp(t, `^copied \d+ rows in \d+ tables to postgres 127\.0\.0\.1:\d+/jam_test_\w+; counts equal, [1-9]\d* sealed values open to the same content\n`, out)
@@ -90,6 +91,22 @@ func TestStoreCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, cred.Version)
 	require.Equal(t, "second-secret", string(cred.Secret), "the sealed secret opens to the same value in PostgreSQL")
+	require.Contains(t, out, "  operations             1\n")
+	require.Contains(t, out, "  operation_evidence     2\n")
+	require.Contains(t, out, "  deliveries             1\n")
+	gotOp, err := pg.OperationGet(ctx, op.WorkspaceID, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, op, gotOp, "the operation reads back the same through the PostgreSQL store")
+	gotEvidence, err := pg.EvidenceList(ctx, op.WorkspaceID, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, evidence, gotEvidence)
+	next, err := pg.EvidenceAppend(ctx, store.Evidence{OperationID: op.ID, WorkspaceID: op.WorkspaceID, Step: "follow", Event: store.EvidenceNote,
+		At: time.Now()})
+	require.NoError(t, err)
+	require.Equal(t, 3, next.Seq, "evidence counts on after the copied entries")
+	gotDlv, err := pg.DeliveryGet(ctx, dlv.WorkspaceID, dlv.ID)
+	require.NoError(t, err)
+	require.Equal(t, dlv, gotDlv, "the delivery (pull request flag and all) reads back the same through the PostgreSQL store")
 
 	// Twice: the target is not empty any more, and nothing changes.
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
@@ -147,6 +164,43 @@ func addStoppedConnection(t *testing.T, cfg config.Config) store.Connection {
 	c, err = st.ConnectionRotate(ctx, c.WorkspaceID, c.ID, []byte("second-secret"), at.Add(time.Second))
 	require.NoError(t, err)
 	return c
+}
+
+// addStoppedDelivery writes a running deliver operation with two
+// entries of evidence, and its delivery pushed with a pull request open,
+// into a stopped daemon's SQLite store, and returns them as stored.
+func addStoppedDelivery(t *testing.T, cfg config.Config) (store.Operation, []store.Evidence, store.Delivery) {
+	t.Helper()
+	ctx := t.Context()
+	st, wss := openStopped(t, cfg)
+	defer func() { require.NoError(t, st.Close()) }()
+	m := jam.NewMinter(nil, nil)
+	at := time.Now()
+	dlvID := jam.New[jam.DeliveryID](m)
+	op, err := st.OperationCreate(ctx, store.Operation{ID: jam.New[jam.OperationID](m), WorkspaceID: wss[0].ID, Kind: "deliver", Subject: string(dlvID),
+		State: store.OperationRunning, Progress: "opening the pull request", Result: []byte(`{"commit":"abc"}`), Jobs: []jam.JobID{jam.New[jam.JobID](m)},
+		CreatedAt: at})
+	require.NoError(t, err)
+	for _, e := range []store.Evidence{
+		{Step: "push", Event: store.EvidenceStart},
+		{Step: "push", Event: store.EvidenceEnd, Detail: []byte(`{"remote_sha":"` + strings.Repeat("a", 40) + `"}`)},
+	} {
+		e.OperationID, e.WorkspaceID, e.At = op.ID, op.WorkspaceID, at
+		_, err := st.EvidenceAppend(ctx, e)
+		require.NoError(t, err)
+	}
+	evidence, err := st.EvidenceList(ctx, op.WorkspaceID, op.ID)
+	require.NoError(t, err)
+	d, created, err := st.DeliveryCreate(ctx, store.Delivery{ID: dlvID, WorkspaceID: wss[0].ID, ChangeSetID: jam.New[jam.ChangeSetID](m),
+		SessionID: jam.New[jam.SessionID](m), Remote: "https://github.com/acme/app.git", Branch: "jam/change-1", PR: true, Repo: "acme/app",
+		Base: "main", Title: "Fix the parser", Operation: op.ID, CreatedAt: at})
+	require.NoError(t, err)
+	require.True(t, created)
+	d.State, d.Commit, d.RemoteSHA, d.PRNumber, d.PRURL, d.PRState, d.UpdatedAt, d.FollowedAt =
+		store.DeliveryPROpen, strings.Repeat("a", 40), strings.Repeat("a", 40), 7, "https://github.com/acme/app/pull/7", "open", at, at
+	d, err = st.DeliveryUpdate(ctx, d)
+	require.NoError(t, err)
+	return op, evidence, d
 }
 
 // openStopped opens a stopped daemon's SQLite store with its key and
