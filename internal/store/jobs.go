@@ -181,6 +181,14 @@ type Jobs interface {
 	// with Attempt 0 (Generation keeps counting; Error keeps the last
 	// failure); a job in another state is jam.ErrConflict.
 	JobRetry(ctx context.Context, ws jam.WorkspaceID, id jam.JobID, at time.Time) (Job, error)
+	// JobExpireOwner ends the leases of the running jobs owner claimed
+	// (lease until at), so the next claim after at takes them at once: a
+	// daemon that knows owner is dead (its own previous run, killed) need
+	// not wait for the leases to lapse. The jobs' Generation is
+	// unchanged, so a worker of owner that still lives keeps its claim
+	// until another is made, and is then refused (jam.ErrLeaseLost). It
+	// returns how many jobs it expired.
+	JobExpireOwner(ctx context.Context, ws jam.WorkspaceID, owner string, at time.Time) (int, error)
 	// JobGet returns one job of the workspace.
 	JobGet(ctx context.Context, ws jam.WorkspaceID, id jam.JobID) (Job, error)
 	// JobList returns the jobs p selects, newest first.

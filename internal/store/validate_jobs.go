@@ -193,6 +193,18 @@ func (p JobFailParams) Canonical() (JobFailParams, error) {
 	return p, nil
 }
 
+// ValidateJobExpireOwner checks the arguments of Jobs.JobExpireOwner.
+func ValidateJobExpireOwner(ws jam.WorkspaceID, owner string, at time.Time) error {
+	err := ValidateWorkspaceID(ws)
+	if err == nil {
+		err = validateJobOwner(owner)
+	}
+	if err == nil {
+		err = ValidateTime("expiry time", at)
+	}
+	return err
+}
+
 // ValidateJobMove checks the arguments of Jobs.JobCancel and Jobs.JobRetry.
 func ValidateJobMove(ws jam.WorkspaceID, id jam.JobID, at time.Time) error {
 	err := ValidateJobRef(ws, id)

@@ -50,7 +50,8 @@ WHERE workspace_id = $3 AND id = $4 AND generation = $5::bigint AND state = 'run
 WHERE workspace_id = $4 AND id = $5 AND generation = $6::bigint AND state = 'running' RETURNING ` + jobColumns
 	jobCancel = `UPDATE jobs SET state = 'cancelled', lease_until = NULL, updated_at = $1::bigint
 WHERE workspace_id = $2 AND id = $3 AND state IN ('queued', 'failed', 'running') RETURNING ` + jobColumns
-	jobRetry = `UPDATE jobs SET state = 'queued', attempt = 0, run_after = $1::bigint, owner = '', lease_until = NULL, updated_at = $1::bigint
+	jobExpireOwner = `UPDATE jobs SET lease_until = $1 WHERE workspace_id = $2 AND owner = $3 AND state = 'running' AND lease_until > $1`
+	jobRetry       = `UPDATE jobs SET state = 'queued', attempt = 0, run_after = $1::bigint, owner = '', lease_until = NULL, updated_at = $1::bigint
 WHERE workspace_id = $2 AND id = $3 AND state IN ('dead', 'cancelled') RETURNING ` + jobColumns
 	jobList = `SELECT ` + jobColumns + ` FROM jobs WHERE workspace_id = $1 AND ($2 = '' OR state = $2) AND ($3 = '' OR kind = $3)
 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4`
@@ -144,6 +145,18 @@ func (s *Store) JobFail(ctx context.Context, p store.JobFailParams) (store.Job, 
 // JobCancel implements [store.Jobs].
 func (s *Store) JobCancel(ctx context.Context, ws jam.WorkspaceID, id jam.JobID, at time.Time) (store.Job, error) {
 	return s.jobMove(ctx, "cancel", jobCancel, ws, id, at)
+}
+
+// JobExpireOwner implements [store.Jobs].
+func (s *Store) JobExpireOwner(ctx context.Context, ws jam.WorkspaceID, owner string, at time.Time) (int, error) {
+	if err := store.ValidateJobExpireOwner(ws, owner, at); err != nil {
+		return 0, fmt.Errorf("expire jobs: %w", err)
+	}
+	n, err := rowsAffected(ctx, s.pool, jobExpireOwner, micros(at), ws, owner)
+	if err != nil {
+		return 0, fmt.Errorf("expire jobs of %s: %w", owner, mapErr(err))
+	}
+	return int(n), nil
 }
 
 // JobRetry implements [store.Jobs].

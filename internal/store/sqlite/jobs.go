@@ -48,7 +48,8 @@ WHERE workspace_id = ? AND id = ? AND generation = ? AND state = 'running' RETUR
 WHERE workspace_id = ? AND id = ? AND state IN ('queued', 'failed', 'running') RETURNING ` + jobColumns
 	jobRetry = `UPDATE jobs SET state = 'queued', attempt = 0, run_after = ?, owner = '', lease_until = NULL, updated_at = ?
 WHERE workspace_id = ? AND id = ? AND state IN ('dead', 'cancelled') RETURNING ` + jobColumns
-	jobList = `SELECT ` + jobColumns + ` FROM jobs WHERE workspace_id = ? AND (? = '' OR state = ?) AND (? = '' OR kind = ?)
+	jobExpireOwner = `UPDATE jobs SET lease_until = ? WHERE workspace_id = ? AND owner = ? AND state = 'running' AND lease_until > ?`
+	jobList        = `SELECT ` + jobColumns + ` FROM jobs WHERE workspace_id = ? AND (? = '' OR state = ?) AND (? = '' OR kind = ?)
 ORDER BY created_at DESC, id DESC LIMIT ?`
 )
 
@@ -172,6 +173,22 @@ func (s *Store) JobFail(ctx context.Context, p store.JobFailParams) (store.Job, 
 // JobCancel implements [store.Jobs].
 func (s *Store) JobCancel(ctx context.Context, ws jam.WorkspaceID, id jam.JobID, at time.Time) (store.Job, error) {
 	return s.jobMove(ctx, "cancel", jobCancel, ws, id, at, at.UnixMicro(), ws, id)
+}
+
+// JobExpireOwner implements [store.Jobs].
+func (s *Store) JobExpireOwner(ctx context.Context, ws jam.WorkspaceID, owner string, at time.Time) (int, error) {
+	if err := store.ValidateJobExpireOwner(ws, owner, at); err != nil {
+		return 0, fmt.Errorf("expire jobs: %w", err)
+	}
+	res, err := s.writer.ExecContext(ctx, jobExpireOwner, at.UnixMicro(), ws, owner, at.UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("expire jobs of %s: %w", owner, storageFault(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("expire jobs of %s: %w", owner, err)
+	}
+	return int(n), nil
 }
 
 // JobRetry implements [store.Jobs].

@@ -325,6 +325,50 @@ func jobCases(t *testing.T, open func(t *testing.T) store.Store) {
 		require.Equal(t, "w2", done.Owner)
 	})
 
+	t.Run("Job_expireOwner", func(t *testing.T) {
+		t.Parallel()
+		b := setupMessaging(t, open)
+		ctx := t.Context()
+		dead, live := enqueueJob(t, b, jobAt(b, "deliver", 0)), enqueueJob(t, b, jobAt(b, "deliver", time.Second))
+		got, err := claimJob(ctx, b.st, b.ws, "node/run-1", epoch.Add(2*time.Second))
+		require.NoError(t, err)
+		require.Equal(t, dead.ID, got.ID)
+		dead = got
+		live, err = claimJob(ctx, b.st, b.ws, "node/run-2", epoch.Add(2*time.Second))
+		require.NoError(t, err)
+		at := epoch.Add(3 * time.Second)
+		_, err = claimJob(ctx, b.st, b.ws, "node/run-3", at.Add(time.Microsecond))
+		require.ErrorIs(t, err, jam.ErrNotFound, "both leases hold")
+
+		n, err := b.st.JobExpireOwner(ctx, b.ws, "node/run-1", at)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "only the owner's running job")
+		n, err = b.st.JobExpireOwner(ctx, b.ws, "node/run-1", at)
+		require.NoError(t, err)
+		require.Equal(t, 0, n, "expired already")
+		n, err = b.st.JobExpireOwner(ctx, b.other, "node/run-2", at)
+		require.NoError(t, err)
+		require.Equal(t, 0, n, "another workspace's owner has nothing here")
+
+		again, err := claimJob(ctx, b.st, b.ws, "node/run-3", at.Add(time.Microsecond))
+		require.NoError(t, err, "the expired job is due at once")
+		require.Equal(t, dead.ID, again.ID)
+		require.Equal(t, dead.Generation+1, again.Generation)
+		require.ErrorIs(t, b.st.JobHeartbeat(ctx, b.ws, dead.ID, dead.Generation, at.Add(time.Minute)), jam.ErrLeaseLost,
+			"the expired owner is fenced out once the job is claimed again")
+		require.NoError(t, b.st.JobHeartbeat(ctx, b.ws, live.ID, live.Generation, at.Add(time.Minute)), "the other owner keeps its job")
+		_, err = claimJob(ctx, b.st, b.ws, "node/run-3", at.Add(2*time.Microsecond))
+		require.ErrorIs(t, err, jam.ErrNotFound)
+
+		for _, bad := range []func() error{
+			func() error { _, err := b.st.JobExpireOwner(ctx, "", "o", at); return err },
+			func() error { _, err := b.st.JobExpireOwner(ctx, b.ws, "", at); return err },
+			func() error { _, err := b.st.JobExpireOwner(ctx, b.ws, "o", time.Time{}); return err },
+		} {
+			require.ErrorIs(t, bad(), jam.ErrInvalid)
+		}
+	})
+
 	t.Run("Job_foreignWorkspaceNotFound", func(t *testing.T) {
 		t.Parallel()
 		b := setupMessaging(t, open)
