@@ -28,6 +28,11 @@ var httpStatus = map[wire.Code]int{
 
 	// A room configured differently from the shared process it would run on.
 	wire.CodePlacementIncompatible: http.StatusConflict,
+
+	// What an external authority or remote answered.
+	wire.CodeCredentialInvalid: http.StatusFailedDependency,
+	wire.CodeRemoteUnreachable: http.StatusBadGateway,
+	wire.CodeGateRefused:       http.StatusConflict,
 }
 
 // sentinelCodes maps the vocabulary's sentinel errors to codes. Order
@@ -37,6 +42,9 @@ var sentinelCodes = []struct {
 	code wire.Code
 }{
 	{jam.ErrStopping, wire.CodeStopping},
+	{jam.ErrCredentialInvalid, wire.CodeCredentialInvalid},
+	{jam.ErrUnreachable, wire.CodeRemoteUnreachable},
+	{jam.ErrGateRefused, wire.CodeGateRefused},
 	{jam.ErrStorageFull, wire.CodeStorageFull},
 	{jam.ErrLeaseLost, wire.CodeLeaseLost},
 	{jam.ErrInvalid, wire.CodeInvalidArgument},

@@ -53,6 +53,11 @@ var codeExits = map[wire.Code]ExitCode{
 	wire.CodeStorageFull:      ExitUnavailable,
 	// A room whose configuration its agent's placement cannot run.
 	wire.CodePlacementIncompatible: ExitConflict,
+	// An external authority refused a credential, a remote could not be
+	// reached, a gate refused an action.
+	wire.CodeCredentialInvalid: ExitDenied,
+	wire.CodeRemoteUnreachable: ExitUnavailable,
+	wire.CodeGateRefused:       ExitConflict,
 }
 
 // usageError marks a mistake in how a command was invoked.

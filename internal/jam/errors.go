@@ -38,4 +38,14 @@ var (
 	// run: a room asking a shared process for a per-process setting (such
 	// as its own command) that differs from the one the process runs.
 	ErrIncompatible = errors.New("incompatible with the placement")
+	// ErrCredentialInvalid marks an external credential (a connection's
+	// token) that its authority refused: revoked, expired or wrong. No
+	// retry mends it; rotating the connection does.
+	ErrCredentialInvalid = errors.New("credential invalid")
+	// ErrUnreachable marks an external remote (a git remote, an API) that
+	// cannot be reached or does not hold what was named.
+	ErrUnreachable = errors.New("remote unreachable")
+	// ErrGateRefused marks an action refused by one of its gates (a merge
+	// while checks are red, say); the error names the gate.
+	ErrGateRefused = errors.New("gate refused")
 )

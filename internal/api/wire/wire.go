@@ -38,6 +38,14 @@ const (
 	// CodePlacementIncompatible: a room's configuration differs from the
 	// shared process its agent's placement would run it on.
 	CodePlacementIncompatible Code = "placement_incompatible"
+	// CodeCredentialInvalid: an external credential (a connection's token)
+	// was refused by its authority; rotate the connection.
+	CodeCredentialInvalid Code = "credential_invalid"
+	// CodeRemoteUnreachable: a git remote or an external API cannot be
+	// reached, or does not hold what was named.
+	CodeRemoteUnreachable Code = "remote_unreachable"
+	// CodeGateRefused: an action refused by a gate (the message names it).
+	CodeGateRefused Code = "gate_refused"
 )
 
 // Codes lists the catalogue.
@@ -45,7 +53,7 @@ var Codes = []Code{
 	CodeInvalidArgument, CodeUnauthenticated, CodePermissionDenied, CodeNotFound,
 	CodeMethodNotAllowed, CodeAlreadyExists, CodeConflict, CodeLeaseLost,
 	CodePayloadTooLarge, CodeInternal, CodeNotImplemented, CodeUnavailable, CodeStopping,
-	CodeStorageFull, CodePlacementIncompatible,
+	CodeStorageFull, CodePlacementIncompatible, CodeCredentialInvalid, CodeRemoteUnreachable, CodeGateRefused,
 }
 
 // ErrorBody is the envelope of every error response.
