@@ -82,6 +82,7 @@ var layers = map[string]layer{
 	"internal/demoagent":           adapter,
 	"internal/forge":               adapter,
 	"internal/forge/forgetest":     adapter,
+	"internal/delivery":            adapter,
 	"internal/job":                 domain,
 	"internal/executor":            mechanism,
 	"internal/executor/...":        adapter,
