@@ -97,6 +97,12 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/jobs/{job}", summary: "One durable job: state, attempts, lease, latest error, result", status: 200, resp: wire.Job{}},
 	{pattern: "POST /v1/jobs/{job}/retry", summary: "Queue a dead or cancelled job again", status: 200, resp: wire.Job{}},
 	{pattern: "POST /v1/jobs/{job}/cancel", summary: "Cancel a queued, failed or running job", status: 200, resp: wire.Job{}},
+	{pattern: "POST /v1/deliveries", summary: "Deliver a change set: a branch of a remote and, with pr, one draft pull request (the steps run as jobs)", status: 202, resp: wire.Delivery{}, req: wire.DeliverRequest{}},
+	{pattern: "GET /v1/deliveries", summary: "List the deliveries, newest first", status: 200, resp: wire.Deliveries{}, query: []string{"change_set", "state", "limit"}},
+	{pattern: "GET /v1/deliveries/{delivery}", summary: "One delivery: its intent, state, commit, branch and pull request", status: 200, resp: wire.Delivery{}},
+	{pattern: "POST /v1/deliveries/{delivery}/follow", summary: "Read the delivery's pull request from GitHub now (state, head, checks)", status: 200, resp: wire.Delivery{}},
+	{pattern: "POST /v1/deliveries/{delivery}/merge", summary: "Merge the delivery's pull request behind its gates (open, approved, head unchanged, checks green)", status: 202, resp: wire.Operation{}, req: wire.MergeRequest{}},
+	{pattern: "GET /v1/operations/{operation}", summary: "One long action (deliver, merge): state, progress, result, error, jobs and every step's evidence", status: 200, resp: wire.Operation{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},
 	{pattern: "GET /metrics", summary: "The daemon's metrics in the Prometheus text format", status: 200, media: []string{"text/plain"}},
 }

@@ -58,6 +58,7 @@ func (s *Server) routes() http.Handler {
 	s.resultRoutes(mux)
 	s.connectionRoutes(mux)
 	s.jobRoutes(mux)
+	s.deliveryRoutes(mux)
 	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 

@@ -37,6 +37,7 @@ type Backend interface {
 	Results
 	Connections
 	Jobs
+	Deliveries
 }
 
 // Runtime is the daemon's owned-runtime surface.

@@ -16,6 +16,7 @@ import (
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/delivery"
 	"github.com/jamhq/jam/internal/events"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/job"
@@ -100,12 +101,14 @@ type daemon struct {
 	run       store.DaemonRunStartResult
 	api       *api.Server
 	jobs      *job.Runner // the durable jobs of the workspace (jobs.go)
-	band      *bandLink
-	msg       *messaging
-	events    *events.Broker
-	rooms     *roomFeeds
-	activity  *roomActivity
-	storage   storageHealth
+	// deliveries delivers change sets on the jobs (deliveries_api.go).
+	deliveries *delivery.Service
+	band       *bandLink
+	msg        *messaging
+	events     *events.Broker
+	rooms      *roomFeeds
+	activity   *roomActivity
+	storage    storageHealth
 	// metrics is the daemon's metric set, on a registry of its own,
 	// handed to the spool, the engine, the owned runtimes and the API.
 	metrics   *metrics.Metrics

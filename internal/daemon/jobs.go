@@ -15,16 +15,33 @@ import (
 
 // startJobs starts the durable job runner of the daemon's workspace,
 // claiming as this run. Components register their kinds on d.jobs
-// before the runner starts (deliveries will); it stops before the store
+// before the runner starts (the delivery service does, and its resume
+// and follow timer run beside the runner); all stop before the store
 // closes, so no handler outlives its store.
 func (d *daemon) startJobs(stack *stopStack) error {
-	r, err := job.New(job.Config{Workspace: d.workspace.ID, Owner: fmt.Sprintf("%s/run-%d", d.run.Run.Node, d.run.Run.ID), Minter: d.minter, Logger: d.log}, d.store)
+	r, err := job.New(job.Config{Workspace: d.workspace.ID, Owner: jobOwner(d.run.Run), Minter: d.minter, Logger: d.log}, d.store)
 	if err != nil {
 		return err
 	}
 	d.jobs = r
+	if prev := d.run.Previous; prev != nil && !prev.Clean() {
+		// The node's previous run ended without a clean stop: its jobs'
+		// leases are taken over now rather than once they lapse.
+		owner := jobOwner(*prev)
+		n, err := d.store.JobExpireOwner(context.Background(), d.workspace.ID, owner, time.Now())
+		if err != nil {
+			return fmt.Errorf("take over the jobs of %s: %w", owner, err)
+		}
+		if n > 0 {
+			d.log.Info("took over the running jobs of the previous run", "owner", owner, "jobs", n)
+		}
+	}
+	if err := d.newDeliveries(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	d.runDeliveries(ctx, &wg)
 	wg.Go(func() {
 		if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			d.log.Error("job runner stopped", "err", err)
@@ -37,6 +54,9 @@ func (d *daemon) startJobs(stack *stopStack) error {
 	})
 	return nil
 }
+
+// jobOwner names a daemon run in its job claims.
+func jobOwner(run store.DaemonRun) string { return fmt.Sprintf("%s/run-%d", run.Node, run.ID) }
 
 func wireJob(j store.Job) wire.Job {
 	out := wire.Job{ID: string(j.ID), Kind: j.Kind, State: string(j.State), IdempotencyKey: j.IdempotencyKey, Attempt: j.Attempt,

@@ -69,6 +69,7 @@ type Backend struct {
 
 	// Jobs (jobs.go).
 	JobFuncs
+	DeliveryFuncs
 }
 
 // ErrUnset is what a method whose function field is nil returns.
