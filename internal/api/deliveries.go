@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/jamhq/jam/internal/api/wire"
 )
@@ -66,13 +65,9 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dq := wire.DeliveryQuery{ChangeSet: q.Get("change_set"), State: q.Get("state")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > wire.MaxDeliveryLimit {
-			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), wire.MaxDeliveryLimit))
-			return
-		}
-		dq.Limit = n
+	if dq.Limit, err = queryLimit(q.Get("limit"), wire.MaxDeliveryLimit); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	out, err := s.backend.Deliveries(r.Context(), dq)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/jamhq/jam/internal/api/wire"
 )
@@ -37,13 +36,9 @@ func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jq := wire.JobQuery{State: q.Get("state"), Kind: q.Get("kind")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > wire.MaxJobLimit {
-			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), wire.MaxJobLimit))
-			return
-		}
-		jq.Limit = n
+	if jq.Limit, err = queryLimit(q.Get("limit"), wire.MaxJobLimit); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	out, err := s.backend.Jobs(r.Context(), jq)
 	if err != nil {

@@ -180,12 +180,10 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > wire.MaxInboxLimit {
-			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), wire.MaxInboxLimit))
-			return
-		}
+	limit, err := queryLimit(q.Get("limit"), wire.MaxInboxLimit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	if v := q.Get("after"); v != "" && !validCursor(v) {
 		s.writeError(w, r, invalid("query parameter after=%s is not a cursor an inbox gave (next_cursor)", clip(v)))
@@ -363,6 +361,19 @@ func (s *Server) decodeOptionalJSON(w http.ResponseWriter, r *http.Request, dst 
 
 // query returns r's query parameters, refusing any not in known and any
 // given twice.
+// queryLimit reads a limit query parameter: 0 when v is "", else a
+// number from 1 to maxLimit (invalid_argument otherwise).
+func queryLimit(v string, maxLimit int) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), maxLimit)
+	}
+	return n, nil
+}
+
 func query(r *http.Request, known ...string) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

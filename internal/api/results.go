@@ -60,14 +60,10 @@ func (s *Server) handleSessionChangeSets(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) listChangeSets(w http.ResponseWriter, r *http.Request, session, turn, limitText string) {
-	limit := 0
-	if limitText != "" {
-		n, err := strconv.Atoi(limitText)
-		if err != nil || n < 1 || n > wire.MaxChangeSetLimit {
-			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(limitText), wire.MaxChangeSetLimit))
-			return
-		}
-		limit = n
+	limit, err := queryLimit(limitText, wire.MaxChangeSetLimit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	out, err := s.backend.ChangeSets(r.Context(), wire.ChangeSetQuery{Session: session, Turn: turn, Limit: limit})
 	if err != nil {

@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/jamhq/jam/internal/api/wire"
 )
@@ -23,14 +22,13 @@ func (s *Server) handleRoomMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	limit := wire.MaxRoomMessages
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > wire.MaxRoomMessages {
-			s.writeError(w, r, invalid("query parameter limit=%s is not a number from 1 to %d", clip(v), wire.MaxRoomMessages))
-			return
-		}
-		limit = n
+	limit, err := queryLimit(q.Get("limit"), wire.MaxRoomMessages)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if limit == 0 {
+		limit = wire.MaxRoomMessages
 	}
 	msgs, err := s.backend.RoomMessages(r.Context(), room, q.Get("account"), limit)
 	if err != nil {
