@@ -12,10 +12,88 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/config"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/realagent"
 )
+
+// openCodeEdit is a real `opencode acp` agent (on the fake model) of a
+// fresh repository holding parser.go, whose first turn, asked in a room,
+// ran edit (a shell command) through opencode's bash tool and succeeded.
+type openCodeEdit struct {
+	cfg     config.Config
+	r       *running
+	owner   *band.Client
+	repo    string
+	head    string // the repository's commit before the turn
+	agent   wire.Agent
+	room    wire.Room
+	session wire.Session
+	turn    wire.Turn
+}
+
+// gitIn runs git in dir and returns its trimmed output.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// runOpenCodeEdit starts a daemon and waits for the agent's turn.
+func runOpenCodeEdit(t *testing.T, edit string) *openCodeEdit {
+	t.Helper()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	oc := realagent.NewOpenCode(t, model)
+
+	e := &openCodeEdit{repo: t.TempDir()}
+	gitIn(t, e.repo, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(e.repo, "parser.go"), []byte("package parser\n\nfunc Parse() error { return nil } // broken\n"), 0o644))
+	gitIn(t, e.repo, "add", "-A")
+	gitIn(t, e.repo, "commit", "-q", "-m", "init")
+	e.head = gitIn(t, e.repo, "rev-parse", "HEAD")
+	args, err := json.Marshal(map[string]string{"command": edit, "description": "fix the parser"})
+	require.NoError(t, err)
+	model.Push(fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: "bash", Arguments: args}})
+
+	e.cfg = testConfig(t)
+	e.r = start(t, e.cfg)
+	e.owner = ownerClient(t, e.r.waitReady(t))
+	ctx := t.Context()
+	c := e.r.client
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(e.r.log.String())
+		}
+	})
+	e.agent, err = c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: openCodeRuntime(t, oc, e.repo)})
+	require.NoError(t, err)
+	e.room, err = c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
+	require.NoError(t, err)
+	_, err = e.owner.SendChatMessage(ctx, e.room.ID, "@"+e.agent.Handle+" fix the parser", []protocol.Mention{{ID: e.agent.AgentID}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		ss, err := c.Sessions(ctx)
+		require.NoError(t, err)
+		if len(ss) != 1 {
+			return false
+		}
+		e.session = ss[0]
+		ts, err := c.Turns(ctx, ss[0].ID)
+		require.NoError(t, err)
+		if len(ts) == 0 {
+			return false
+		}
+		e.turn = ts[0]
+		require.NotEqual(t, "failed", e.turn.State, "turn %s: %s", e.turn.ID, e.turn.Detail)
+		return e.turn.State == "succeeded"
+	}, 3*time.Minute, 50*time.Millisecond, "the turn succeeds")
+	return e
+}
 
 // TestOwned_openCodeChangeSetEndToEnd: a person asks the real `opencode
 // acp` (on the fake model) for an edit in a room of a repository's agent.
@@ -26,63 +104,10 @@ import (
 // clone at the change set's base reproduces it byte for byte.
 func TestOwned_openCodeChangeSetEndToEnd(t *testing.T) {
 	t.Parallel()
-	model := fakemodel.New(fakemodel.Config{})
-	require.NoError(t, model.Start())
-	t.Cleanup(model.Stop)
-	oc := realagent.NewOpenCode(t, model)
-
-	repo := t.TempDir()
-	gitIn := func(dir string, args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-		return strings.TrimSpace(string(out))
-	}
-	gitIn(repo, "init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "parser.go"), []byte("package parser\n\nfunc Parse() error { return nil } // broken\n"), 0o644))
-	gitIn(repo, "add", "-A")
-	gitIn(repo, "commit", "-q", "-m", "init")
-
 	edit := `printf 'package parser\n\nfunc Parse() error { return nil } // fixed\n' > parser.go && printf 'TOKEN=canary-e2e-4b1d\n' > .env`
-	args, err := json.Marshal(map[string]string{"command": edit, "description": "fix the parser"})
-	require.NoError(t, err)
-	model.Push(fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: "bash", Arguments: args}})
-
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	owner := ownerClient(t, r.waitReady(t))
+	e := runOpenCodeEdit(t, edit)
+	cfg, c, owner, agent, room, session, turn, repo := e.cfg, e.r.client, e.owner, e.agent, e.room, e.session, e.turn, e.repo
 	ctx := t.Context()
-	c := r.client
-	defer func() {
-		if t.Failed() {
-			t.Log(r.log.String())
-		}
-	}()
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: openCodeRuntime(t, oc, repo)})
-	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
-	require.NoError(t, err)
-	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" fix the parser", []protocol.Mention{{ID: agent.AgentID}})
-	require.NoError(t, err)
-
-	var turn wire.Turn
-	var session wire.Session
-	require.Eventually(t, func() bool {
-		ss, err := c.Sessions(ctx)
-		require.NoError(t, err)
-		if len(ss) != 1 {
-			return false
-		}
-		session = ss[0]
-		ts, err := c.Turns(ctx, ss[0].ID)
-		require.NoError(t, err)
-		if len(ts) == 0 {
-			return false
-		}
-		turn = ts[0]
-		require.NotEqual(t, "failed", turn.State, "turn %s: %s", turn.ID, turn.Detail)
-		return turn.State == "succeeded"
-	}, 3*time.Minute, 50*time.Millisecond, "the turn succeeds")
 	require.Eventually(t, func() bool {
 		page, err := owner.ChatMessages(ctx, room.ID, "", 50)
 		require.NoError(t, err)
@@ -118,8 +143,8 @@ func TestOwned_openCodeChangeSetEndToEnd(t *testing.T) {
 
 	// A fresh clone at the change set's base, and the change set applied.
 	clone := filepath.Join(t.TempDir(), "clone")
-	gitIn(filepath.Dir(clone), "clone", "-q", repo, clone)
-	gitIn(clone, "checkout", "-q", cs.BaseCommit)
+	gitIn(t, filepath.Dir(clone), "clone", "-q", repo, clone)
+	gitIn(t, clone, "checkout", "-q", cs.BaseCommit)
 	code, out, errOut = runJam(t, env, "changeset", "apply", cs.ID, "--to", clone)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	got, err := os.ReadFile(filepath.Join(clone, "parser.go"))

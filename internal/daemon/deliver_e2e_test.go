@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,13 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jamhq/jam/internal/api/wire"
-	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/changeset"
 	"github.com/jamhq/jam/internal/config"
-	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/forge/forgetest"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/realagent"
 )
 
 // TestDeliver_turnToDraftPullRequest: the real `opencode acp` (on the
@@ -32,63 +28,12 @@ import (
 // approved. The token shows in no output, log or store file.
 func TestDeliver_turnToDraftPullRequest(t *testing.T) {
 	t.Parallel()
-	model := fakemodel.New(fakemodel.Config{})
-	require.NoError(t, model.Start())
-	t.Cleanup(model.Stop)
-	oc := realagent.NewOpenCode(t, model)
-
-	repo := t.TempDir()
-	gitIn := func(dir string, args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-		return strings.TrimSpace(string(out))
-	}
-	gitIn(repo, "init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "parser.go"), []byte("package parser\n\nfunc Parse() error { return nil } // broken\n"), 0o644))
-	gitIn(repo, "add", "-A")
-	gitIn(repo, "commit", "-q", "-m", "init")
-	head := gitIn(repo, "rev-parse", "HEAD")
+	edit := `printf 'package parser\n\nfunc Parse() error { return nil } // fixed\n' > parser.go && printf 'package parser\n\n// Version of the parser.\nconst Version = 2\n' > version.go`
+	e := runOpenCodeEdit(t, edit)
+	cfg, r, c, turn, repo, head := e.cfg, e.r, e.r.client, e.turn, e.repo, e.head
+	ctx := t.Context()
 	gh := forgetest.Start(t)
 	gh.AddRepo("acme", "parser", "main", filepath.Join(repo, ".git"))
-
-	edit := `printf 'package parser\n\nfunc Parse() error { return nil } // fixed\n' > parser.go && printf 'package parser\n\n// Version of the parser.\nconst Version = 2\n' > version.go`
-	args, err := json.Marshal(map[string]string{"command": edit, "description": "fix the parser"})
-	require.NoError(t, err)
-	model.Push(fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: "bash", Arguments: args}})
-
-	cfg := testConfig(t)
-	r := start(t, cfg)
-	owner := ownerClient(t, r.waitReady(t))
-	ctx := t.Context()
-	c := r.client
-	defer func() {
-		if t.Failed() {
-			t.Log(r.log.String())
-		}
-	}()
-	agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: "opencode", Runtime: openCodeRuntime(t, oc, repo)})
-	require.NoError(t, err)
-	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"opencode"}})
-	require.NoError(t, err)
-	_, err = owner.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" fix the parser", []protocol.Mention{{ID: agent.AgentID}})
-	require.NoError(t, err)
-	var turn wire.Turn
-	require.Eventually(t, func() bool {
-		ss, err := c.Sessions(ctx)
-		require.NoError(t, err)
-		if len(ss) != 1 {
-			return false
-		}
-		ts, err := c.Turns(ctx, ss[0].ID)
-		require.NoError(t, err)
-		if len(ts) == 0 {
-			return false
-		}
-		turn = ts[0]
-		require.NotEqual(t, "failed", turn.State, "turn %s: %s", turn.ID, turn.Detail)
-		return turn.State == "succeeded"
-	}, 3*time.Minute, 50*time.Millisecond, "the turn succeeds")
 	var cs wire.ChangeSet
 	require.Eventually(t, func() bool {
 		css, err := c.ChangeSets(ctx, wire.ChangeSetQuery{Turn: turn.ID})
@@ -136,15 +81,15 @@ func TestDeliver_turnToDraftPullRequest(t *testing.T) {
 
 	// The branch: the change set's after-state on its base, every digest.
 	bare := gh.BareDir("acme", "parser")
-	tip := gitIn(bare, "rev-parse", "refs/heads/"+dlv.Branch)
+	tip := gitIn(t, bare, "rev-parse", "refs/heads/"+dlv.Branch)
 	require.Equal(t, dlv.Commit, tip)
-	require.Equal(t, head, gitIn(bare, "rev-parse", tip+"^"), "on the commit the session started from")
+	require.Equal(t, head, gitIn(t, bare, "rev-parse", tip+"^"), "on the commit the session started from")
 	wts, err := c.Worktrees(ctx)
 	require.NoError(t, err)
 	for _, f := range []string{"parser.go", "version.go"} {
 		want, err := os.ReadFile(filepath.Join(wts[0].Path, f))
 		require.NoError(t, err)
-		require.Equal(t, string(want), gitIn(bare, "show", tip+":"+f)+"\n", "%s as the agent left it", f)
+		require.Equal(t, string(want), gitIn(t, bare, "show", tip+":"+f)+"\n", "%s as the agent left it", f)
 	}
 	db := openStore(t, cfg)
 	ws, err := db.WorkspaceList(ctx)
