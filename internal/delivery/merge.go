@@ -213,7 +213,7 @@ func (s *Service) mergeJob(ctx context.Context, j store.Job) ([]byte, error) {
 			final = true
 		}
 		err = remoteError(err)
-		s.evidence(ctx, op.ID, "merge", store.EvidenceError, detail{"attempt": j.Attempt, "code": Code(err), "error": err.Error(), "final": final})
+		s.evidence(ctx, op.ID, "merge", store.EvidenceError, detail{"attempt": j.Attempt, "code": Code(err), "error": truncate(err.Error(), store.MaxEvidenceDetail/2), "final": final})
 		if !final {
 			if errors.As(err, &fe) && fe.RetryAfter > 0 {
 				return nil, job.RetryAfter(err, fe.RetryAfter)

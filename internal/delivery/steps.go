@@ -108,7 +108,7 @@ func (s *Service) stepFailed(ctx context.Context, d store.Delivery, j store.Job,
 	final := !retryable(err) || j.Attempt >= j.MaxAttempts
 	err = remoteError(err)
 	code := Code(err)
-	s.evidence(ctx, d.Operation, name, store.EvidenceError, detail{"attempt": j.Attempt, "code": code, "error": err.Error(), "final": final})
+	s.evidence(ctx, d.Operation, name, store.EvidenceError, detail{"attempt": j.Attempt, "code": code, "error": truncate(err.Error(), store.MaxEvidenceDetail/2), "final": final})
 	if !final {
 		s.progress(ctx, d.Operation, fmt.Sprintf("%s: attempt %d of %d failed (%s); retrying", name, j.Attempt, j.MaxAttempts, code))
 		var fe *forge.Error
@@ -127,7 +127,10 @@ func (s *Service) stepFailed(ctx context.Context, d store.Delivery, j store.Job,
 	return job.Permanent(err)
 }
 
+// truncate makes s storable text (valid UTF-8, no NUL) of at most n
+// bytes, cut at a rune boundary.
 func truncate(s string, n int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 	if len(s) <= n {
 		return s
 	}
