@@ -24,6 +24,9 @@ type Deliveries interface {
 	DeliveryMerge(ctx context.Context, id string, r wire.MergeRequest) (wire.Operation, error)
 	// Operation returns one operation with its evidence.
 	Operation(ctx context.Context, id string) (wire.Operation, error)
+	// Operations lists the operations q selects, newest first, without
+	// their evidence.
+	Operations(ctx context.Context, q wire.OperationQuery) ([]wire.Operation, error)
 }
 
 func (s *Server) deliveryRoutes(mux *http.ServeMux) {
@@ -32,6 +35,7 @@ func (s *Server) deliveryRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/deliveries/{delivery}", s.deliveryHandler("delivery", s.backend.Delivery))
 	mux.HandleFunc("POST /v1/deliveries/{delivery}/follow", s.deliveryHandler("follow delivery", s.backend.DeliveryFollow))
 	mux.HandleFunc("POST /v1/deliveries/{delivery}/merge", s.handleDeliveryMerge)
+	mux.HandleFunc("GET /v1/operations", s.handleOperations)
 	mux.HandleFunc("GET /v1/operations/{operation}", s.handleOperation)
 }
 
@@ -112,6 +116,28 @@ func (s *Server) handleDeliveryMerge(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, http.StatusAccepted, out)
+}
+
+func (s *Server) handleOperations(w http.ResponseWriter, r *http.Request) {
+	q, err := query(r, "kind", "subject", "limit")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	oq := wire.OperationQuery{Kind: q.Get("kind"), Subject: q.Get("subject")}
+	if oq.Limit, err = queryLimit(q.Get("limit"), wire.MaxOperationLimit); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, err := s.backend.Operations(r.Context(), oq)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("list operations: %w", err))
+		return
+	}
+	for i := range out {
+		out[i].Jobs, out[i].Evidence = nonNil(out[i].Jobs), nonNil(out[i].Evidence)
+	}
+	s.writeJSON(w, http.StatusOK, wire.Operations{Operations: nonNil(out)})
 }
 
 func (s *Server) handleOperation(w http.ResponseWriter, r *http.Request) {

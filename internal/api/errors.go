@@ -68,6 +68,12 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.msg }
 
+// Code is the catalogue code of err, as an answer would carry it.
+func Code(err error) wire.Code {
+	c, _ := classify(err)
+	return c
+}
+
 // classify returns the code and the message to send for err. Errors outside
 // the catalogue are internal: their text stays in the log, not the response.
 func classify(err error) (wire.Code, string) {

@@ -22,10 +22,13 @@ type DeliverOptions struct {
 	// Method and Yes are jam merge's.
 	Method string
 	Yes    bool
-	State  string
-	Limit  int
-	NoWait bool
-	JSON   bool
+	// State, Kind, Subject and Limit select what a list shows.
+	State   string
+	Kind    string
+	Subject string
+	Limit   int
+	NoWait  bool
+	JSON    bool
 	// Poll is how often a waiting command reads its operation.
 	Poll time.Duration
 }
@@ -349,10 +352,28 @@ func runDeliveryList(ctx context.Context, opts *DeliverOptions) error {
 func newOperationCmd(io *IOStreams, deps Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "operation",
-		Short: "Show long actions (deliver, merge) and their evidence",
-		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
+		Short: "List and show long actions and their evidence",
+		Long: `An operation is the record of a long action a person asked for: deliver
+and merge (which run on durable jobs), capture (jam changeset capture) and
+worktree_archive, worktree_remove and worktree_restore. Each has a state
+(pending, running, succeeded, failed, cancelled), a progress line, its
+result or its error with a stable code, the jobs behind it, and
+append-only evidence of every step.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
+	listOpts := &DeliverOptions{IO: io}
+	list := &cobra.Command{
+		Use:   "list [--kind KIND] [--subject ID] [--limit N] [--json]",
+		Short: "List operations, newest first",
+		Args:  cobra.NoArgs,
+		RunE:  deliverCommand(deps, listOpts, runOperationList),
+	}
+	list.Flags().StringVar(&listOpts.Kind, "kind", "", "only operations of this kind")
+	list.Flags().StringVar(&listOpts.Subject, "subject", "", "only operations on this subject (a delivery's or a session's id)")
+	list.Flags().IntVar(&listOpts.Limit, "limit", 0, fmt.Sprintf("at most this many (1 to %d; default 100)", wire.MaxOperationLimit))
+	list.Flags().BoolVar(&listOpts.JSON, "json", false, "print JSON")
+	cmd.AddCommand(list)
 	opts := &DeliverOptions{IO: io}
 	show := &cobra.Command{
 		Use:   "show OPERATION [--json]",
@@ -375,6 +396,29 @@ func newOperationCmd(io *IOStreams, deps Deps) *cobra.Command {
 	show.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	cmd.AddCommand(show)
 	return cmd
+}
+
+func runOperationList(ctx context.Context, opts *DeliverOptions) error {
+	client := newClient(opts.DataDir)
+	defer client.Close()
+	list, err := client.Operations(ctx, wire.OperationQuery{Kind: opts.Kind, Subject: opts.Subject, Limit: opts.Limit})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return printJSON(opts.IO, wire.Operations{Operations: nonNil(list)})
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(opts.IO.Out, "no operations")
+		return nil
+	}
+	tw := newTable(opts.IO.Out)
+	fmt.Fprintln(tw, "ID\tKIND\tSUBJECT\tSTATE\tUPDATED\tERROR")
+	for _, op := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", op.ID, op.Kind, orDash(op.Subject), op.State, op.Updated.UTC().Format(time.RFC3339),
+			orDash(firstLine(op.ErrorCode, 40)))
+	}
+	return tw.Flush()
 }
 
 // printOperation prints one operation and its evidence.

@@ -162,4 +162,14 @@ func TestOwned_openCodeChangeSetEndToEnd(t *testing.T) {
 	require.Equal(t, "request", captured.Origin)
 	require.Equal(t, cs.Files, captured.Files)
 	require.Equal(t, cs.SubjectDigest, captured.SubjectDigest, "the same trees, the same digest")
+
+	// The capture is an operation the person can read back.
+	code, out, errOut = runJam(t, env, "operation", "list", "--kind", "capture", "--json")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	var ops wire.Operations
+	require.NoError(t, json.Unmarshal([]byte(out), &ops))
+	require.Len(t, ops.Operations, 1)
+	require.Equal(t, "succeeded", ops.Operations[0].State)
+	require.Equal(t, session.ID, ops.Operations[0].Subject)
+	require.Contains(t, string(ops.Operations[0].Result), captured.ID)
 }

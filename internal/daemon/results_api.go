@@ -105,11 +105,15 @@ func (d *daemon) CaptureChangeSet(ctx context.Context, session string, since int
 	if err != nil {
 		return wire.ChangeSet{}, err
 	}
-	cs, err := rt.CaptureChangeSet(ctx, id, since)
-	if err != nil {
-		return wire.ChangeSet{}, err
-	}
-	return wireChangeSet(cs), nil
+	return recorded(d, ctx, opCapture, string(id), func() (wire.ChangeSet, error) {
+		cs, err := rt.CaptureChangeSet(ctx, id, since)
+		if err != nil {
+			return wire.ChangeSet{}, err
+		}
+		return wireChangeSet(cs), nil
+	}, func(cs wire.ChangeSet) map[string]any {
+		return map[string]any{"change_set": cs.ID, "files": len(cs.Files), "additions": cs.Additions, "deletions": cs.Deletions}
+	})
 }
 
 // Checkpoints implements api.Results.

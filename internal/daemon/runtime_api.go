@@ -275,26 +275,28 @@ func (d *daemon) wireWorktree(ctx context.Context, wt store.Worktree) (wire.Work
 
 // WorktreeArchive implements api.Runtime.
 func (d *daemon) WorktreeArchive(ctx context.Context, ref string) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
+	return d.worktreeOp(ctx, opWorktreeArchive, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.ArchiveWorktree(ctx, id)
 	})
 }
 
 // WorktreeRemove implements api.Runtime.
 func (d *daemon) WorktreeRemove(ctx context.Context, ref string, r wire.WorktreeRemoveRequest) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
+	return d.worktreeOp(ctx, opWorktreeRemove, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.RemoveWorktree(ctx, id, r.Force)
 	})
 }
 
 // WorktreeRestore implements api.Runtime.
 func (d *daemon) WorktreeRestore(ctx context.Context, ref string, r wire.WorktreeRestoreRequest) (wire.Worktree, error) {
-	return d.worktreeOp(ctx, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
+	return d.worktreeOp(ctx, opWorktreeRestore, ref, func(rt *session.Manager, id jam.SessionID) (store.Worktree, error) {
 		return rt.RestoreWorktree(ctx, id, r.Checkpoint)
 	})
 }
 
-func (d *daemon) worktreeOp(ctx context.Context, ref string, op func(*session.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
+// worktreeOp runs op on the session ref names, recorded as an operation
+// of kind once the session is known.
+func (d *daemon) worktreeOp(ctx context.Context, kind, ref string, op func(*session.Manager, jam.SessionID) (store.Worktree, error)) (wire.Worktree, error) {
 	id, err := d.sessionRef(ctx, ref)
 	if err != nil {
 		return wire.Worktree{}, err
@@ -306,11 +308,15 @@ func (d *daemon) worktreeOp(ctx context.Context, ref string, op func(*session.Ma
 	if err != nil {
 		return wire.Worktree{}, err
 	}
-	wt, err := op(rt, id)
-	if err != nil {
-		return wire.Worktree{}, err
-	}
-	return d.wireWorktree(ctx, wt)
+	return recorded(d, ctx, kind, string(id), func() (wire.Worktree, error) {
+		wt, err := op(rt, id)
+		if err != nil {
+			return wire.Worktree{}, err
+		}
+		return d.wireWorktree(ctx, wt)
+	}, func(w wire.Worktree) map[string]any {
+		return map[string]any{"worktree": w.ID, "state": w.State, "branch": w.Branch}
+	})
 }
 
 // AgentConfig implements api.Runtime: it changes the desired configuration

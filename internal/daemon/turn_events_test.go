@@ -221,4 +221,25 @@ func TestWorktrees_archiveRemoveThroughTheAPI(t *testing.T) {
 	require.NoDirExists(t, wt.Path)
 	_, err = exec.Command("git", "-C", repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch).CombinedOutput()
 	require.Error(t, err, "the branch is deleted")
+
+	// Each action is an operation a person can read back, the refused
+	// remove too (with its code); the unknown session is none.
+	ops, err := c.Operations(ctx, wire.OperationQuery{Subject: wt.Session})
+	require.NoError(t, err)
+	var seen []string
+	for _, op := range ops {
+		seen = append(seen, op.Kind+":"+op.State+":"+op.ErrorCode)
+	}
+	require.Equal(t, []string{"worktree_remove:succeeded:", "worktree_restore:succeeded:", "worktree_archive:succeeded:", "worktree_remove:failed:conflict"}, seen,
+		"newest first")
+	op, err := c.Operation(ctx, ops[2].ID)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"worktree":"`+wt.ID+`","state":"archived","branch":"`+wt.Branch+`"}`, string(op.Result))
+	require.Len(t, op.Evidence, 2)
+	require.Equal(t, "start", op.Evidence[0].Event)
+	require.Equal(t, "end", op.Evidence[1].Event)
+	failed, err := c.Operation(ctx, ops[3].ID)
+	require.NoError(t, err)
+	require.Contains(t, failed.Error, "uncommitted")
+	require.Equal(t, "error", failed.Evidence[1].Event)
 }

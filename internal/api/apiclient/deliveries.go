@@ -55,6 +55,24 @@ func (c *Client) DeliveryMerge(ctx context.Context, id string, r wire.MergeReque
 	return out, err
 }
 
+// Operations lists the operations q selects, newest first, without their
+// evidence.
+func (c *Client) Operations(ctx context.Context, q wire.OperationQuery) ([]wire.Operation, error) {
+	v := url.Values{}
+	if q.Kind != "" {
+		v.Set("kind", q.Kind)
+	}
+	if q.Subject != "" {
+		v.Set("subject", q.Subject)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out wire.Operations
+	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/operations", query: v}, &out)
+	return out.Operations, err
+}
+
 // Operation returns one operation with its evidence.
 func (c *Client) Operation(ctx context.Context, id string) (wire.Operation, error) {
 	var out wire.Operation

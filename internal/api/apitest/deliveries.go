@@ -14,6 +14,14 @@ type DeliveryFuncs struct {
 	DeliveryFollowFunc func(ctx context.Context, id string) (wire.Delivery, error)
 	DeliveryMergeFunc  func(ctx context.Context, id string, r wire.MergeRequest) (wire.Operation, error)
 	OperationFunc      func(ctx context.Context, id string) (wire.Operation, error)
+	OperationsFunc     func(ctx context.Context, q wire.OperationQuery) ([]wire.Operation, error)
+}
+
+func (f DeliveryFuncs) Operations(ctx context.Context, q wire.OperationQuery) ([]wire.Operation, error) {
+	if f.OperationsFunc == nil {
+		return nil, ErrUnset
+	}
+	return f.OperationsFunc(ctx, q)
 }
 
 func (f DeliveryFuncs) Deliver(ctx context.Context, r wire.DeliverRequest) (wire.Delivery, error) {

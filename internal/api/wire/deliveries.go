@@ -6,7 +6,8 @@ import (
 )
 
 // Operation is the person-visible record of a long action (deliver,
-// merge), as GET /v1/operations/{operation} shows it.
+// merge, capture, worktree_archive, worktree_remove, worktree_restore), as
+// GET /v1/operations/{operation} shows it.
 type Operation struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
@@ -28,6 +29,23 @@ type Operation struct {
 	Created  time.Time  `json:"created_at"`
 	Updated  time.Time  `json:"updated_at"`
 }
+
+// Operations is the body of GET /v1/operations: newest first, each
+// without its evidence (GET /v1/operations/{operation} has it).
+type Operations struct {
+	Operations []Operation `json:"operations"`
+}
+
+// OperationQuery selects operations: of one kind and one subject when not
+// "", at most Limit (0: the daemon's default).
+type OperationQuery struct {
+	Kind    string
+	Subject string
+	Limit   int
+}
+
+// MaxOperationLimit bounds GET /v1/operations?limit=.
+const MaxOperationLimit = 500
 
 // Evidence is one append-only entry of an operation: a step's start, end,
 // error or note, with what the step saw (a remote SHA, a pull request's
