@@ -42,7 +42,9 @@ func FuzzParseURL(f *testing.F) {
 	f.Add("jam", "secret", "[::1", "/jam")
 	f.Add("u", "s3cret%40x", "h", "/d?sslpassword=s3cret%40x")
 	f.Fuzz(func(t *testing.T, user, password, host, rest string) {
-		if len(password) < 6 || strings.Contains(user+host+rest, password) {
+		// A password the rest of the URL holds already, as it is or
+		// escaped, is shown by the rest, not leaked by the redaction.
+		if len(password) < 6 || strings.Contains(user+host+rest, password) || strings.Contains(user+host+rest, url.QueryEscape(password)) {
 			t.Skip()
 		}
 		// In a query the password is a value, escaped as a URL would
