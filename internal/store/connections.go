@@ -41,12 +41,16 @@ const (
 	ProviderOpenAI      ConnectionProvider = "openai"
 	ProviderOpenCodeZen ConnectionProvider = "opencode_zen"
 	ProviderModal       ConnectionProvider = "modal"
+	// ProviderBand holds a Band account's person key or an agent's key.
+	// jam makes these connections itself (jam account add, jam agent
+	// add), never by hand.
+	ProviderBand ConnectionProvider = "band"
 )
 
 // ConnectionProviders lists the known providers, in the order the CLI
 // shows them.
 func ConnectionProviders() []ConnectionProvider {
-	return []ConnectionProvider{ProviderGitHub, ProviderAnthropic, ProviderOpenAI, ProviderOpenCodeZen, ProviderModal}
+	return []ConnectionProvider{ProviderGitHub, ProviderAnthropic, ProviderOpenAI, ProviderOpenCodeZen, ProviderModal, ProviderBand}
 }
 
 // Connection is one external authority of a workspace.

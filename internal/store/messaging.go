@@ -227,10 +227,15 @@ type Account struct {
 	ID          jam.AccountID
 	WorkspaceID jam.WorkspaceID
 	// Profile names the account locally; it is the first half of PeerKey.
-	Profile   string
-	BandURL   string
-	UserID    jam.IdentityID
-	Handle    string
+	Profile string
+	BandURL string
+	UserID  jam.IdentityID
+	Handle  string
+	// ConnectionID names the connection of provider band that holds the
+	// person key ("" only for a legacy row not moved onto one yet).
+	ConnectionID jam.ConnectionID
+	// KeySealed is the legacy column: the key sealed by the daemon,
+	// empty once the row is moved onto a connection.
 	KeySealed []byte
 	CreatedAt time.Time
 }
@@ -243,8 +248,13 @@ type Peer struct {
 	AgentID     jam.IdentityID
 	Handle      string
 	Name        string
-	KeySealed   []byte
-	CreatedAt   time.Time
+	// ConnectionID names the connection of provider band that holds the
+	// agent's key ("" only for a legacy row not moved onto one yet).
+	ConnectionID jam.ConnectionID
+	// KeySealed is the legacy column: the key sealed by the daemon,
+	// empty once the row is moved onto a connection.
+	KeySealed []byte
+	CreatedAt time.Time
 }
 
 // Binding binds one runtime session to exactly one room for one peer.

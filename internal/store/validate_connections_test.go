@@ -101,7 +101,7 @@ func TestConnection_Canonical(t *testing.T) {
 	for _, p := range store.ConnectionProviders() {
 		require.NoError(t, store.ValidateConnectionProvider(p))
 	}
-	require.ErrorIs(t, store.ValidateConnectionProvider("band"), jam.ErrInvalid)
+	require.ErrorIs(t, store.ValidateConnectionProvider("gitlab"), jam.ErrInvalid)
 }
 
 var connectionNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)

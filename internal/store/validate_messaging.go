@@ -36,10 +36,25 @@ func (a Account) Canonical() (Account, error) {
 	if err := ValidateText("handle", a.Handle); err != nil {
 		return a, err
 	}
-	if err := validateSealed("sealed key", a.KeySealed); err != nil {
+	if err := validateKeyHolder(a.ConnectionID, a.KeySealed); err != nil {
 		return a, err
 	}
 	return a, ValidateTime("created at", a.CreatedAt)
+}
+
+// validateKeyHolder checks where an account's or a peer's key lives: a
+// valid connection id, or "" with the legacy sealed key.
+func validateKeyHolder(id jam.ConnectionID, sealed []byte) error {
+	if id == "" {
+		if err := validateSealed("sealed key", sealed); err != nil {
+			return fmt.Errorf("%w (and no connection holds the key)", err)
+		}
+		return nil
+	}
+	if _, err := jam.ParseID[jam.ConnectionID](string(id)); err != nil {
+		return fmt.Errorf("connection id: %w", err)
+	}
+	return nil
 }
 
 // Canonical checks p and returns it with its UUIDs canonical.
@@ -63,7 +78,7 @@ func (p Peer) Canonical() (Peer, error) {
 	if err := ValidateText("name", p.Name); err != nil {
 		return p, err
 	}
-	if err := validateSealed("sealed key", p.KeySealed); err != nil {
+	if err := validateKeyHolder(p.ConnectionID, p.KeySealed); err != nil {
 		return p, err
 	}
 	return p, ValidateTime("created at", p.CreatedAt)

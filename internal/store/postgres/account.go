@@ -17,14 +17,15 @@ var _ store.Accounts = (*Store)(nil)
 // replacing it keeps the original created_at unless the account id
 // changes, which makes it a new account.
 const (
-	accountColumns = `id, workspace_id, profile, band_url, user_id, handle, key_sealed, created_at`
-	accountUpsert  = `INSERT INTO accounts (` + accountColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	accountColumns = `id, workspace_id, profile, band_url, user_id, handle, key_sealed, connection_id, created_at`
+	accountUpsert  = `INSERT INTO accounts (` + accountColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (workspace_id, profile) DO UPDATE SET
     id = excluded.id,
     band_url = excluded.band_url,
     user_id = excluded.user_id,
     handle = excluded.handle,
     key_sealed = excluded.key_sealed,
+    connection_id = excluded.connection_id,
     created_at = CASE WHEN accounts.id = excluded.id THEN accounts.created_at ELSE excluded.created_at END
 RETURNING ` + accountColumns
 	accountSelect    = `SELECT ` + accountColumns + ` FROM accounts WHERE workspace_id = $1 AND profile = $2`
@@ -47,7 +48,7 @@ func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account,
 		return store.Account{}, fmt.Errorf("account put %q: %w", a.Profile, err)
 	}
 	out, err := scanAccount(s.pool.QueryRow(ctx, accountUpsert,
-		a.ID, a.WorkspaceID, a.Profile, a.BandURL, a.UserID, a.Handle, a.KeySealed, micros(a.CreatedAt)))
+		a.ID, a.WorkspaceID, a.Profile, a.BandURL, a.UserID, a.Handle, keySealed(a.KeySealed), a.ConnectionID, micros(a.CreatedAt)))
 	switch pgCode(err) {
 	case codeUniqueViolation:
 		err = fmt.Errorf("id %s names another account: %w", a.ID, jam.ErrAlreadyExists)
@@ -101,10 +102,22 @@ func accountID(ctx context.Context, tx pgx.Tx, lock string, ws jam.WorkspaceID, 
 func scanAccount(row scanner) (store.Account, error) {
 	var a store.Account
 	var created int64
-	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Profile, &a.BandURL, &a.UserID, &a.Handle, &a.KeySealed, &created)
+	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Profile, &a.BandURL, &a.UserID, &a.Handle, &a.KeySealed, &a.ConnectionID, &created)
 	if err != nil {
 		return store.Account{}, err
 	}
+	if len(a.KeySealed) == 0 {
+		a.KeySealed = nil
+	}
 	a.CreatedAt = fromMicros(created)
 	return a, nil
+}
+
+// keySealed is the legacy key column's value: an empty blob, not NULL,
+// for a row whose key lives in a connection.
+func keySealed(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

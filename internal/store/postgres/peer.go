@@ -16,15 +16,16 @@ var _ store.Peers = (*Store)(nil)
 // SQL of the peers table. A peer's account id is not stored: it is the id
 // of the account of the peer's profile, joined in on every read.
 const (
-	peerUpsert = `INSERT INTO peers (workspace_id, profile, scope, agent_id, handle, name, key_sealed, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	peerUpsert = `INSERT INTO peers (workspace_id, profile, scope, agent_id, handle, name, key_sealed, connection_id, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (workspace_id, profile, scope) DO UPDATE SET
     agent_id = excluded.agent_id,
     handle = excluded.handle,
     name = excluded.name,
-    key_sealed = excluded.key_sealed
+    key_sealed = excluded.key_sealed,
+    connection_id = excluded.connection_id
 RETURNING created_at`
-	peerSelectColumns = `SELECT p.workspace_id, p.profile, p.scope, a.id, p.agent_id, p.handle, p.name, p.key_sealed, p.created_at
+	peerSelectColumns = `SELECT p.workspace_id, p.profile, p.scope, a.id, p.agent_id, p.handle, p.name, p.key_sealed, p.connection_id, p.created_at
 FROM peers p JOIN accounts a ON a.workspace_id = p.workspace_id AND a.profile = p.profile`
 	peerSelect    = peerSelectColumns + ` WHERE p.workspace_id = $1 AND p.profile = $2 AND p.scope = $3`
 	peerSelectAll = peerSelectColumns + ` WHERE p.workspace_id = $1 ORDER BY p.profile, p.scope`
@@ -55,7 +56,7 @@ func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
 		}
 		var c int64
 		err = tx.QueryRow(ctx, peerUpsert, p.WorkspaceID, p.Key.Profile, p.Key.Scope,
-			p.AgentID, p.Handle, p.Name, p.KeySealed, micros(p.CreatedAt)).Scan(&c)
+			p.AgentID, p.Handle, p.Name, keySealed(p.KeySealed), p.ConnectionID, micros(p.CreatedAt)).Scan(&c)
 		if pgCode(err) == codeUniqueViolation {
 			return fmt.Errorf("agent %s is another peer: %w", p.AgentID, jam.ErrAlreadyExists)
 		}
@@ -109,9 +110,12 @@ func lockPeer(ctx context.Context, tx pgx.Tx, ws jam.WorkspaceID, key jam.PeerKe
 func scanPeer(row scanner) (store.Peer, error) {
 	var p store.Peer
 	var created int64
-	err := row.Scan(&p.WorkspaceID, &p.Key.Profile, &p.Key.Scope, &p.AccountID, &p.AgentID, &p.Handle, &p.Name, &p.KeySealed, &created)
+	err := row.Scan(&p.WorkspaceID, &p.Key.Profile, &p.Key.Scope, &p.AccountID, &p.AgentID, &p.Handle, &p.Name, &p.KeySealed, &p.ConnectionID, &created)
 	if err != nil {
 		return store.Peer{}, err
+	}
+	if len(p.KeySealed) == 0 {
+		p.KeySealed = nil
 	}
 	p.CreatedAt = fromMicros(created)
 	return p, nil

@@ -16,14 +16,15 @@ import (
 // replacing it keeps the original created_at unless the account id
 // changes, which makes it a new account.
 const (
-	accountColumns = `id, workspace_id, profile, band_url, user_id, handle, key_sealed, created_at`
-	accountUpsert  = `INSERT INTO accounts (` + accountColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	accountColumns = `id, workspace_id, profile, band_url, user_id, handle, key_sealed, connection_id, created_at`
+	accountUpsert  = `INSERT INTO accounts (` + accountColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (workspace_id, profile) DO UPDATE SET
     id = excluded.id,
     band_url = excluded.band_url,
     user_id = excluded.user_id,
     handle = excluded.handle,
     key_sealed = excluded.key_sealed,
+    connection_id = excluded.connection_id,
     created_at = CASE WHEN accounts.id = excluded.id THEN accounts.created_at ELSE excluded.created_at END
 RETURNING ` + accountColumns
 	accountSelect    = `SELECT ` + accountColumns + ` FROM accounts WHERE workspace_id = ? AND profile = ?`
@@ -49,7 +50,7 @@ func (s *Store) AccountPut(ctx context.Context, a store.Account) (store.Account,
 			return fmt.Errorf("workspace %s: %w", a.WorkspaceID, jam.ErrNotFound)
 		}
 		out, err = scanAccount(tx.QueryRowContext(ctx, accountUpsert,
-			a.ID, a.WorkspaceID, a.Profile, a.BandURL, a.UserID, a.Handle, a.KeySealed, a.CreatedAt.UnixMicro()))
+			a.ID, a.WorkspaceID, a.Profile, a.BandURL, a.UserID, a.Handle, keySealed(a.KeySealed), a.ConnectionID, a.CreatedAt.UnixMicro()))
 		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
 			return fmt.Errorf("id %s names another account: %w", a.ID, jam.ErrAlreadyExists)
 		}
@@ -101,10 +102,22 @@ func accountID(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, profile stri
 func scanAccount(row scanner) (store.Account, error) {
 	var a store.Account
 	var created int64
-	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Profile, &a.BandURL, &a.UserID, &a.Handle, &a.KeySealed, &created)
+	err := row.Scan(&a.ID, &a.WorkspaceID, &a.Profile, &a.BandURL, &a.UserID, &a.Handle, &a.KeySealed, &a.ConnectionID, &created)
 	if err != nil {
 		return store.Account{}, err
 	}
+	if len(a.KeySealed) == 0 {
+		a.KeySealed = nil
+	}
 	a.CreatedAt = fromMicros(created)
 	return a, nil
+}
+
+// keySealed is the legacy key column's value: an empty blob, not NULL,
+// for a row whose key lives in a connection.
+func keySealed(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

@@ -15,15 +15,16 @@ import (
 // SQL of the peers table. A peer's account id is not stored: it is the id
 // of the account of the peer's profile, joined in on every read.
 const (
-	peerUpsert = `INSERT INTO peers (workspace_id, profile, scope, agent_id, handle, name, key_sealed, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	peerUpsert = `INSERT INTO peers (workspace_id, profile, scope, agent_id, handle, name, key_sealed, connection_id, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (workspace_id, profile, scope) DO UPDATE SET
     agent_id = excluded.agent_id,
     handle = excluded.handle,
     name = excluded.name,
-    key_sealed = excluded.key_sealed
+    key_sealed = excluded.key_sealed,
+    connection_id = excluded.connection_id
 RETURNING created_at`
-	peerSelectColumns = `SELECT p.workspace_id, p.profile, p.scope, a.id, p.agent_id, p.handle, p.name, p.key_sealed, p.created_at
+	peerSelectColumns = `SELECT p.workspace_id, p.profile, p.scope, a.id, p.agent_id, p.handle, p.name, p.key_sealed, p.connection_id, p.created_at
 FROM peers p JOIN accounts a ON a.workspace_id = p.workspace_id AND a.profile = p.profile`
 	peerSelect    = peerSelectColumns + ` WHERE p.workspace_id = ? AND p.profile = ? AND p.scope = ?`
 	peerSelectAll = peerSelectColumns + ` WHERE p.workspace_id = ? ORDER BY p.profile, p.scope`
@@ -49,7 +50,7 @@ func (s *Store) PeerPut(ctx context.Context, p store.Peer) (store.Peer, error) {
 		}
 		var created int64
 		err = tx.QueryRowContext(ctx, peerUpsert, p.WorkspaceID, p.Key.Profile, p.Key.Scope,
-			p.AgentID, p.Handle, p.Name, p.KeySealed, p.CreatedAt.UnixMicro()).Scan(&created)
+			p.AgentID, p.Handle, p.Name, keySealed(p.KeySealed), p.ConnectionID, p.CreatedAt.UnixMicro()).Scan(&created)
 		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 			return fmt.Errorf("agent %s is another peer: %w", p.AgentID, jam.ErrAlreadyExists)
 		}
@@ -100,9 +101,12 @@ func peerExists(ctx context.Context, tx *sql.Tx, ws jam.WorkspaceID, key jam.Pee
 func scanPeer(row scanner) (store.Peer, error) {
 	var p store.Peer
 	var created int64
-	err := row.Scan(&p.WorkspaceID, &p.Key.Profile, &p.Key.Scope, &p.AccountID, &p.AgentID, &p.Handle, &p.Name, &p.KeySealed, &created)
+	err := row.Scan(&p.WorkspaceID, &p.Key.Profile, &p.Key.Scope, &p.AccountID, &p.AgentID, &p.Handle, &p.Name, &p.KeySealed, &p.ConnectionID, &created)
 	if err != nil {
 		return store.Peer{}, err
+	}
+	if len(p.KeySealed) == 0 {
+		p.KeySealed = nil
 	}
 	p.CreatedAt = fromMicros(created)
 	return p, nil

@@ -62,6 +62,58 @@ func accountCases(t *testing.T, open func(t *testing.T) store.Store) {
 		require.ErrorIs(t, err, jam.ErrNotFound)
 	})
 
+	t.Run("Account_connection", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		ctx := t.Context()
+		// A row moved onto a connection: the id, and no legacy key.
+		moved := b.acct
+		moved.ConnectionID, moved.KeySealed = jam.New[jam.ConnectionID](b.minter), nil
+		out, err := b.st.AccountPut(ctx, moved)
+		require.NoError(t, err)
+		require.Equal(t, moved.ConnectionID, out.ConnectionID)
+		require.Empty(t, out.KeySealed)
+		got, err := b.st.AccountGet(ctx, b.ws, "p")
+		require.NoError(t, err)
+		require.Equal(t, moved.ConnectionID, got.ConnectionID)
+		require.Nil(t, got.KeySealed)
+		list, err := b.st.AccountList(ctx, b.ws)
+		require.NoError(t, err)
+		require.Equal(t, []store.Account{got}, list)
+
+		// The same for a peer.
+		p := b.peer
+		p.ConnectionID, p.KeySealed = jam.New[jam.ConnectionID](b.minter), nil
+		_, err = b.st.PeerPut(ctx, p)
+		require.NoError(t, err)
+		gotp, err := b.st.PeerGet(ctx, b.ws, p.Key)
+		require.NoError(t, err)
+		require.Equal(t, p.ConnectionID, gotp.ConnectionID)
+		require.Nil(t, gotp.KeySealed)
+		peers, err := b.st.PeerList(ctx, b.ws)
+		require.NoError(t, err)
+		require.Equal(t, []store.Peer{gotp}, peers)
+
+		// A legacy row has no connection id.
+		legacy, err := b.st.PeerGet(ctx, b.ws, b.putPeer(t, b.ws, got, "legacy").Key)
+		require.NoError(t, err)
+		require.Empty(t, legacy.ConnectionID)
+		require.Equal(t, []byte("sealed-agent-key"), legacy.KeySealed)
+
+		// Neither a connection nor a key: refused, nothing stored.
+		bare := moved
+		bare.ConnectionID = ""
+		_, err = b.st.AccountPut(ctx, bare)
+		require.ErrorIs(t, err, jam.ErrInvalid)
+		bp := p
+		bp.ConnectionID = ""
+		_, err = b.st.PeerPut(ctx, bp)
+		require.ErrorIs(t, err, jam.ErrInvalid)
+		got2, err := b.st.AccountGet(ctx, b.ws, "p")
+		require.NoError(t, err)
+		require.Equal(t, got, got2)
+	})
+
 	t.Run("Account_workspaceIsolation", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

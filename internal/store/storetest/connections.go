@@ -100,6 +100,23 @@ func connectionCases(t *testing.T, open func(t *testing.T) store.Store) {
 		require.Empty(t, foreign)
 	})
 
+	t.Run("Connection_everyProvider", func(t *testing.T) {
+		t.Parallel()
+		b := setupMessaging(t, open)
+		ctx := t.Context()
+		for _, p := range store.ConnectionProviders() {
+			c := connectionAt(b, "same", 0)
+			c.Provider = p
+			got := createConnection(t, b, c, "secret-"+string(p))
+			byName, err := b.st.ConnectionByName(ctx, b.ws, p, "same")
+			require.NoError(t, err, p)
+			require.Equal(t, got, byName)
+			v, err := b.st.CredentialCurrent(ctx, b.ws, got.ID)
+			require.NoError(t, err, p)
+			require.Equal(t, "secret-"+string(p), string(v.Secret))
+		}
+	})
+
 	t.Run("Connection_rotateAppendsVersions", func(t *testing.T) {
 		t.Parallel()
 		b := setupMessaging(t, open)
@@ -260,7 +277,7 @@ func connectionCases(t *testing.T, open func(t *testing.T) store.Store) {
 			{"name from a dash", conn(func(c *store.Connection) { c.Name = "-work" })},
 			{"name with a slash", conn(func(c *store.Connection) { c.Name = "a/b" })},
 			{"long name", conn(func(c *store.Connection) { c.Name = strings.Repeat("n", store.MaxConnectionNameLen+1) })},
-			{"unknown provider", conn(func(c *store.Connection) { c.Provider = "band" })},
+			{"unknown provider", conn(func(c *store.Connection) { c.Provider = "gitlab" })},
 			{"base url with userinfo", conn(func(c *store.Connection) { c.BaseURL = "https://tok:x@ghe.example.com/api" })},
 			{"base url relative", conn(func(c *store.Connection) { c.BaseURL = "/api/v3" })},
 			{"base url of another scheme", conn(func(c *store.Connection) { c.BaseURL = "file:///etc" })},
