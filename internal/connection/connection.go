@@ -14,9 +14,12 @@ import (
 // RefPrefix starts an env value that names a connection.
 const RefPrefix = "connection:"
 
-// Store is what the service needs of the store.
+// Store is what the service needs of the store: the connections, and
+// the accounts and peers whose keys band connections hold.
 type Store interface {
 	store.Connections
+	AccountList(ctx context.Context, ws jam.WorkspaceID) ([]store.Account, error)
+	PeerList(ctx context.Context, ws jam.WorkspaceID) ([]store.Peer, error)
 }
 
 // Config configures a Service.
@@ -54,8 +57,17 @@ func New(cfg Config, st Store) *Service {
 	return &Service{cfg: cfg, st: st, log: cfg.Logger.With("component", "connection")}
 }
 
-// Add stores a new connection with secret as its version 1.
+// Add stores a new connection with secret as its version 1. A band
+// connection is jam.ErrInvalid: jam makes those itself (SetBand).
 func (s *Service) Add(ctx context.Context, ws jam.WorkspaceID, provider store.ConnectionProvider, name, baseURL string, secret []byte) (store.Connection, error) {
+	if provider == store.ProviderBand {
+		return store.Connection{}, fmt.Errorf("add connection %s/%s: %w: band connections are made by jam account add and jam agent add", provider,
+			quoteShort(name), jam.ErrInvalid)
+	}
+	return s.add(ctx, ws, provider, name, baseURL, secret)
+}
+
+func (s *Service) add(ctx context.Context, ws jam.WorkspaceID, provider store.ConnectionProvider, name, baseURL string, secret []byte) (store.Connection, error) {
 	c := store.Connection{ID: jam.New[jam.ConnectionID](s.cfg.Minter), WorkspaceID: ws, Provider: provider, Name: name, BaseURL: baseURL,
 		CreatedAt: s.cfg.Now()}
 	c, err := s.st.ConnectionCreate(ctx, c, secret)
@@ -67,13 +79,22 @@ func (s *Service) Add(ctx context.Context, ws jam.WorkspaceID, provider store.Co
 }
 
 // Rotate appends secret as the next version of the connection ref names
-// and disables the current one.
+// and disables the current one. A band connection an account or agent
+// uses is jam.ErrConflict, naming it: jam account add and jam agent add
+// manage those.
 func (s *Service) Rotate(ctx context.Context, ws jam.WorkspaceID, ref string, secret []byte) (store.Connection, error) {
 	c, err := s.Get(ctx, ws, ref)
 	if err != nil {
 		return store.Connection{}, fmt.Errorf("rotate: %w", err)
 	}
-	c, err = s.st.ConnectionRotate(ctx, ws, c.ID, secret, s.cfg.Now())
+	if err := s.bandUnused(ctx, ws, c, "rotate"); err != nil {
+		return store.Connection{}, err
+	}
+	return s.rotate(ctx, ws, c, secret)
+}
+
+func (s *Service) rotate(ctx context.Context, ws jam.WorkspaceID, c store.Connection, secret []byte) (store.Connection, error) {
+	c, err := s.st.ConnectionRotate(ctx, ws, c.ID, secret, s.cfg.Now())
 	if err != nil {
 		return store.Connection{}, fmt.Errorf("rotate: %w", err)
 	}
@@ -82,13 +103,22 @@ func (s *Service) Rotate(ctx context.Context, ws jam.WorkspaceID, ref string, se
 }
 
 // Remove marks the connection ref names removed and disables its
-// credential.
+// credential. A band connection an account or agent uses is
+// jam.ErrConflict, naming it: jam account remove and jam agent remove
+// remove those.
 func (s *Service) Remove(ctx context.Context, ws jam.WorkspaceID, ref string) (store.Connection, error) {
 	c, err := s.Get(ctx, ws, ref)
 	if err != nil {
 		return store.Connection{}, fmt.Errorf("remove: %w", err)
 	}
-	c, err = s.st.ConnectionRemove(ctx, ws, c.ID, s.cfg.Now())
+	if err := s.bandUnused(ctx, ws, c, "remove"); err != nil {
+		return store.Connection{}, err
+	}
+	return s.remove(ctx, ws, c)
+}
+
+func (s *Service) remove(ctx context.Context, ws jam.WorkspaceID, c store.Connection) (store.Connection, error) {
+	c, err := s.st.ConnectionRemove(ctx, ws, c.ID, s.cfg.Now())
 	if err != nil {
 		return store.Connection{}, fmt.Errorf("remove: %w", err)
 	}

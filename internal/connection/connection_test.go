@@ -44,6 +44,7 @@ func (b *syncBuffer) String() string {
 
 type testBundle struct {
 	svc *connection.Service
+	st  *sqlite.Store
 	ws  jam.WorkspaceID
 	log *syncBuffer
 	now time.Time
@@ -62,6 +63,7 @@ func setup(t *testing.T) *testBundle {
 	w, err := st.WorkspaceEnsure(t.Context(), store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](jam.NewMinter(nil, nil)), Name: "w", At: b.now})
 	require.NoError(t, err)
 	b.ws = w.ID
+	b.st = st
 	b.svc = connection.New(connection.Config{
 		Now:    func() time.Time { b.now = b.now.Add(time.Second); return b.now },
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -165,7 +167,8 @@ func TestParseRef(t *testing.T) {
 		{"connection:anthropic", "", "", false},
 		{"connection:anthropic/", "", "", false},
 		{"connection:/team", "", "", false},
-		{"connection:band/work", "", "", false},
+		{"connection:gitlab/work", "", "", false},
+		{"connection:band/agent.p.a", store.ProviderBand, "agent.p.a", true},
 		{"connection:Anthropic/work", "", "", false},
 		{"connection:anthropic/Work", "", "", false},
 		{"connection:anthropic/team/extra", "", "", false},
