@@ -13,6 +13,7 @@ import (
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/connection"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
@@ -61,10 +62,21 @@ func (d *daemon) AccountAdd(ctx context.Context, r wire.AccountAddRequest) (wire
 	}
 	ws := d.workspace.ID
 	a := store.Account{ID: jam.New[jam.AccountID](d.minter), WorkspaceID: ws, Profile: profile, BandURL: c.BaseURL(), UserID: user, Handle: p.Handle,
-		KeySealed: d.msg.box.Seal([]byte(r.Key), accountAAD(ws, profile)), CreatedAt: time.Now()}
-	if old, err := d.store.AccountGet(ctx, ws, profile); err == nil {
+		CreatedAt: time.Now()}
+	old, err := d.store.AccountGet(ctx, ws, profile)
+	switch {
+	case err == nil:
 		a.ID, a.CreatedAt = old.ID, old.CreatedAt
+	case !errors.Is(err, jam.ErrNotFound):
+		return wire.Account{}, err
 	}
+	// The key goes into the account's band connection (rotated when it
+	// holds another), before the row that names it.
+	conn, err := d.connections().SetBand(ctx, ws, old.ConnectionID, connection.BandAccountName(profile), []byte(r.Key))
+	if err != nil {
+		return wire.Account{}, err
+	}
+	a.ConnectionID = conn.ID
 	a, err = d.store.AccountPut(ctx, a)
 	if err != nil {
 		return wire.Account{}, err
@@ -268,7 +280,7 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 		if strings.TrimSpace(r.Name) == "" {
 			return wire.Agent{}, fmt.Errorf("%w: an agent needs a name", jam.ErrInvalid)
 		}
-		user, err := d.msg.accountClient(acct)
+		user, err := d.msg.accountClient(ctx, acct)
 		if err != nil {
 			return wire.Agent{}, err
 		}
@@ -305,9 +317,21 @@ func (d *daemon) AgentAdd(ctx context.Context, r wire.AgentAddRequest) (wire.Age
 	if err != nil {
 		return wire.Agent{}, err
 	}
-	p := store.Peer{WorkspaceID: ws, Key: pk, AccountID: acct.ID, AgentID: aid, Handle: handle, Name: name,
-		KeySealed: d.msg.box.Seal([]byte(key), peerAAD(ws, pk)), CreatedAt: time.Now()}
+	// The key goes into the agent's band connection, before the row that
+	// names it; a peer of the key replaced keeps its connection, rotated.
+	prev, err := d.store.PeerGet(ctx, ws, pk)
+	if err != nil && !errors.Is(err, jam.ErrNotFound) {
+		return wire.Agent{}, err
+	}
+	conn, err := d.connections().SetBand(ctx, ws, prev.ConnectionID, connection.BandAgentName(pk), []byte(key))
+	if err != nil {
+		return wire.Agent{}, err
+	}
+	p := store.Peer{WorkspaceID: ws, Key: pk, AccountID: acct.ID, AgentID: aid, Handle: handle, Name: name, ConnectionID: conn.ID, CreatedAt: time.Now()}
 	if p, err = d.store.PeerPut(ctx, p); err != nil {
+		if prev.ConnectionID == "" {
+			d.removeBandKey(ctx, conn.ID, "agent")
+		}
 		return wire.Agent{}, err
 	}
 	if rtc != nil {
@@ -396,7 +420,7 @@ func (d *daemon) Rooms(ctx context.Context, profile string) ([]wire.Room, error)
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +455,7 @@ func (d *daemon) RoomCreate(ctx context.Context, r wire.RoomCreateRequest) (wire
 		}
 		peers = append(peers, p)
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return wire.Room{}, err
 	}
@@ -467,7 +491,7 @@ func (d *daemon) RoomAdd(ctx context.Context, ref string, r wire.RoomAddRequest)
 	if err != nil {
 		return err
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return err
 	}
@@ -525,7 +549,7 @@ func (d *daemon) roomExists(ctx context.Context, p store.Peer, room jam.RoomID) 
 	if err != nil {
 		return err
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/cli"
 	"github.com/jamhq/jam/internal/datadir"
+	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/secret"
 	"github.com/jamhq/jam/internal/store/sqlite"
 
@@ -431,34 +432,41 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-// storedKeys opens every account and peer key of the stopped daemon's
-// store with its daemon.key. The associated data repeats the daemon's
-// (accountAAD and peerAAD): a change there makes this fail to open, not
-// pass silently.
+// storedKeys reads every account and peer key of the stopped daemon's
+// store: from the band connection its row names, or, for a legacy row,
+// by opening its sealed key with daemon.key and the associated data the
+// daemon once used (accountAAD and peerAAD), repeated here so a change
+// there fails to open rather than passing silently.
 func storedKeys(t *testing.T, dataDir string) map[string]string {
 	t.Helper()
 	box, err := secret.LoadOrCreate(filepath.Join(dataDir, "daemon.key"))
 	require.NoError(t, err)
-	st, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(dataDir, datadir.StoreFile)})
+	st, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(dataDir, datadir.StoreFile), Sealer: box})
 	require.NoError(t, err)
 	defer st.Close()
 	keys := map[string]string{}
 	wss, err := st.WorkspaceList(t.Context())
 	require.NoError(t, err)
+	open := func(ws jam.WorkspaceID, id jam.ConnectionID, sealed []byte, aad string) string {
+		if id != "" {
+			v, err := st.CredentialCurrent(t.Context(), ws, id)
+			require.NoError(t, err, aad)
+			return string(v.Secret)
+		}
+		k, err := box.Open(sealed, []byte(aad))
+		require.NoError(t, err, aad)
+		return string(k)
+	}
 	for _, ws := range wss {
 		accts, err := st.AccountList(t.Context(), ws.ID)
 		require.NoError(t, err)
 		for _, a := range accts {
-			k, err := box.Open(a.KeySealed, []byte("account|"+string(ws.ID)+"|"+a.Profile))
-			require.NoError(t, err, "account %s", a.Profile)
-			keys["account "+a.Profile+" key"] = string(k)
+			keys["account "+a.Profile+" key"] = open(ws.ID, a.ConnectionID, a.KeySealed, "account|"+string(ws.ID)+"|"+a.Profile)
 		}
 		peers, err := st.PeerList(t.Context(), ws.ID)
 		require.NoError(t, err)
 		for _, p := range peers {
-			k, err := box.Open(p.KeySealed, []byte("peer|"+string(ws.ID)+"|"+p.Key.String()))
-			require.NoError(t, err, "peer %s", p.Key)
-			keys["peer "+p.Key.String()+" key"] = string(k)
+			keys["peer "+p.Key.String()+" key"] = open(ws.ID, p.ConnectionID, p.KeySealed, "peer|"+string(ws.ID)+"|"+p.Key.String())
 		}
 	}
 	return keys

@@ -40,7 +40,7 @@ func (d *daemon) AgentRemove(ctx context.Context, agent string, r wire.AgentRemo
 		if err != nil {
 			return out, err
 		}
-		c, err := d.msg.accountClient(acct)
+		c, err := d.msg.accountClient(ctx, acct)
 		if err != nil {
 			return out, err
 		}
@@ -81,6 +81,7 @@ func (d *daemon) AgentRemove(ctx context.Context, agent string, r wire.AgentRemo
 		return out, err
 	}
 	out.Bindings, out.Dropped = res.Bindings, res.Queued+res.Spooled
+	d.removeBandKey(ctx, p.ConnectionID, "agent")
 	d.log.Info("agent removed", "peer", p.Key, "sessions", out.Sessions, "bindings", out.Bindings, "dropped", out.Dropped, "deleted_on_band", out.DeletedOnBand)
 	return out, nil
 }
@@ -135,7 +136,7 @@ func (d *daemon) RoomLeave(ctx context.Context, room string, r wire.RoomLeaveReq
 	if err != nil {
 		return out, err
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return out, err
 	}
@@ -252,7 +253,7 @@ func (d *daemon) RetryTurn(ctx context.Context, turn string) (wire.Turn, error) 
 }
 
 // AccountRemove implements api.Lifecycle: an account no agent uses is
-// removed with its sealed key and its rooms' cache, after its room feed
+// removed with its band connection (its key) and its rooms' cache, after its room feed
 // stops. One agents use is jam.ErrConflict, naming them; so is the
 // account jamd was started with (the embedded hub's owner, or --band),
 // which it would record again at its next start.
@@ -286,6 +287,7 @@ func (d *daemon) AccountRemove(ctx context.Context, profile string) (wire.Accoun
 	if err := d.store.AccountRemove(ctx, ws, profile); err != nil {
 		return wire.AccountRemoved{}, err
 	}
+	d.removeBandKey(ctx, acct.ConnectionID, "account")
 	if d.msg != nil {
 		d.msg.mu.Lock()
 		delete(d.msg.clients, acct.ID)

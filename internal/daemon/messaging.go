@@ -12,6 +12,7 @@ import (
 
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
+	"github.com/jamhq/jam/internal/connection"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/metrics"
@@ -111,6 +112,9 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 		return err
 	}
 
+	if err := m.moveLegacyKeys(ctx); err != nil {
+		return err
+	}
 	if d.band.userID != "" {
 		if err := m.ensureConfiguredAccount(ctx); err != nil {
 			return err
@@ -139,6 +143,10 @@ func (d *daemon) startMessaging(ctx context.Context, stack *stopStack) error {
 	return nil
 }
 
+// accountAAD and peerAAD are the associated data the daemon once sealed
+// Band keys under, in the rows' KeySealed. They remain only to read a
+// legacy row and to move it onto a band connection (bandkeys.go); no key
+// is sealed under them any more.
 func accountAAD(ws jam.WorkspaceID, profile string) []byte {
 	return []byte("account|" + string(ws) + "|" + profile)
 }
@@ -157,7 +165,9 @@ func (d *daemon) configuredProfile() string {
 }
 
 // ensureConfiguredAccount records the person the daemon was started with
-// (the embedded hub's owner, or --band with --band-key) as an account.
+// (the embedded hub's owner, or --band with --band-key) as an account,
+// its key in the account's band connection (rotated when the key is not
+// the one it holds).
 func (m *messaging) ensureConfiguredAccount(ctx context.Context) error {
 	d := m.d
 	ws := d.workspace.ID
@@ -169,7 +179,7 @@ func (m *messaging) ensureConfiguredAccount(ctx context.Context) error {
 	acct, err := d.store.AccountGet(ctx, ws, profile)
 	switch {
 	case err == nil && acct.BandURL == d.band.url && string(acct.UserID) == d.band.userID:
-		if old, oerr := m.box.Open(acct.KeySealed, accountAAD(ws, profile)); oerr == nil && string(old) == key {
+		if old, oerr := m.accountKey(ctx, acct); oerr == nil && string(old) == key && acct.ConnectionID != "" {
 			return nil
 		}
 	case err != nil && !errors.Is(err, jam.ErrNotFound):
@@ -179,9 +189,13 @@ func (m *messaging) ensureConfiguredAccount(ctx context.Context) error {
 		acct.ID = jam.New[jam.AccountID](d.minter)
 		acct.CreatedAt = time.Now()
 	}
+	conn, err := d.connections().SetBand(ctx, ws, acct.ConnectionID, connection.BandAccountName(profile), []byte(key))
+	if err != nil {
+		return fmt.Errorf("record account %s: %w", profile, err)
+	}
 	user, _ := jam.ParseUUID[jam.IdentityID](d.band.userID)
 	acct = store.Account{ID: acct.ID, WorkspaceID: ws, Profile: profile, BandURL: d.band.url, UserID: user, Handle: d.band.handle,
-		KeySealed: m.box.Seal([]byte(key), accountAAD(ws, profile)), CreatedAt: acct.CreatedAt}
+		ConnectionID: conn.ID, CreatedAt: acct.CreatedAt}
 	if _, err := d.store.AccountPut(ctx, acct); err != nil {
 		return fmt.Errorf("record account %s: %w", profile, err)
 	}
@@ -189,19 +203,25 @@ func (m *messaging) ensureConfiguredAccount(ctx context.Context) error {
 }
 
 // accountClient returns the person's REST client of an account.
-func (m *messaging) accountClient(a store.Account) (*band.Client, error) {
+func (m *messaging) accountClient(ctx context.Context, a store.Account) (*band.Client, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c, ok := m.clients[a.ID]; ok {
+	c, ok := m.clients[a.ID]
+	m.mu.Unlock()
+	if ok {
 		return c, nil
 	}
-	key, err := m.box.Open(a.KeySealed, accountAAD(a.WorkspaceID, a.Profile))
+	key, err := m.accountKey(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("account %s key: %w", a.Profile, err)
 	}
-	c, err := band.NewClient(m.d.band.http, a.BandURL, band.APIKey(key))
+	c, err = band.NewClient(m.d.band.http, a.BandURL, band.APIKey(key))
 	if err != nil {
 		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.clients[a.ID]; ok {
+		return prev, nil
 	}
 	m.clients[a.ID] = c
 	return c, nil
@@ -213,7 +233,7 @@ func (m *messaging) peerRuntime(ctx context.Context, p store.Peer) (engine.PeerR
 	if err != nil {
 		return engine.PeerRuntime{}, nil, err
 	}
-	key, err := m.box.Open(p.KeySealed, peerAAD(p.WorkspaceID, p.Key))
+	key, err := m.peerKey(ctx, p)
 	if err != nil {
 		return engine.PeerRuntime{}, nil, fmt.Errorf("peer %s key: %w", p.Key, err)
 	}

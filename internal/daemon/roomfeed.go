@@ -94,7 +94,7 @@ func (rf *roomFeeds) start(ctx context.Context, acct store.Account) error {
 			return err
 		}
 	}
-	client, err := rf.d.msg.accountClient(acct)
+	client, err := rf.d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,7 @@ func (d *daemon) RoomParticipants(ctx context.Context, room, account string) ([]
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.msg.accountClient(acct)
+	c, err := d.msg.accountClient(ctx, acct)
 	if err != nil {
 		return nil, err
 	}
