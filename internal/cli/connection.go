@@ -16,8 +16,10 @@ func newConnectionCmd(io *IOStreams, deps Deps) *cobra.Command {
 		Use:   "connection",
 		Short: "Manage the credentials of external services (GitHub, model providers)",
 		Long: `Manage connections: one external authority each (github, anthropic,
-openai, opencode_zen or modal) under a name, holding a credential the
-daemon keeps sealed in its store. Replacing a credential (rotate) appends
+openai, opencode_zen, modal or band) under a name, holding a credential
+the daemon keeps sealed in its store. band connections hold Band keys:
+jam account add and jam agent add make them, and the account and agent
+commands rotate and remove them. Replacing a credential (rotate) appends
 a version and disables the old one; old versions are kept, disabled.
 
 A secret is read from standard input, or from the environment variable

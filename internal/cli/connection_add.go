@@ -29,7 +29,8 @@ func newConnectionAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *C
 modal; NAME is [a-z0-9][a-z0-9_.-]{0,62}, unique per provider. The secret
 comes from standard input (its first line), or from the environment
 variable --secret-env names. --base-url is the API base of a GitHub
-Enterprise server (without credentials in it).
+Enterprise server (without credentials in it). band connections (Band
+keys) are made by jam account add and jam agent add, not here.
 
 An agent's environment names the connection as connection:PROVIDER/NAME.`,
 		Args: cobra.ExactArgs(2),

@@ -6,7 +6,8 @@ import "time"
 // /v1/connections/{connection}). It never carries the secret.
 type Connection struct {
 	ID string `json:"id"`
-	// Provider is github, anthropic, openai, opencode_zen or modal.
+	// Provider is github, anthropic, openai, opencode_zen, modal or band
+	// (made by jam account add and jam agent add, not by hand).
 	Provider string `json:"provider"`
 	Name     string `json:"name"`
 	BaseURL  string `json:"base_url,omitempty"`
