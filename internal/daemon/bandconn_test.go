@@ -252,3 +252,35 @@ func TestBand_legacyKeysMoved(t *testing.T) {
 		require.NotContains(t, log, string(pk.Secret))
 	}
 }
+
+// TestBand_configuredKeyChangeRotates: when the configured account's
+// connection holds another key than the one jamd starts with, the start
+// rotates the connection to it (the same connection, the next version)
+// and the account works.
+func TestBand_configuredKeyChangeRotates(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	r := start(t, cfg)
+	r.waitReady(t)
+	before := bandConns(t, cfg)["account.local"]
+	require.Equal(t, 1, before.Version)
+	err, _ := r.stop()
+	require.NoError(t, err)
+
+	s := openStoreUntil(t, cfg)
+	wss, err := s.WorkspaceList(t.Context())
+	require.NoError(t, err)
+	_, err = s.ConnectionRotate(t.Context(), wss[0].ID, jam.ConnectionID(before.ID), []byte("a-stale-key"), time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	r2 := start(t, cfg)
+	r2.waitReady(t)
+	after := bandConns(t, cfg)["account.local"]
+	require.Equal(t, before.ID, after.ID)
+	require.Equal(t, 3, after.Version, "rotated back to the hub owner's key")
+	_, err = r2.client.Rooms(t.Context(), "")
+	require.NoError(t, err, "the account's key works")
+	err, _ = r2.stop()
+	require.NoError(t, err)
+}

@@ -41,7 +41,8 @@ func (m *messaging) peerKey(ctx context.Context, p store.Peer) ([]byte, error) {
 // writes, the one already made reused or rotated), then the row written
 // with the connection id and no sealed key. Each step can run again, so a
 // start after a kill anywhere ends with one live connection per key. A
-// key that does not open stops the start: the row is left as it was.
+// key that does not open (another daemon key) is logged and its row left
+// as it was: that account or agent cannot start, as before the move.
 func (m *messaging) moveLegacyKeys(ctx context.Context) error {
 	d := m.d
 	ws := d.workspace.ID
@@ -57,7 +58,8 @@ func (m *messaging) moveLegacyKeys(ctx context.Context) error {
 		}
 		key, err := m.box.Open(a.KeySealed, accountAAD(ws, a.Profile))
 		if err != nil {
-			return fmt.Errorf("move the key of account %s: %w", a.Profile, err)
+			m.log.Warn("account key not moved onto a connection: it does not open", "account", a.Profile, "err", err)
+			continue
 		}
 		c, err := svc.SetBand(ctx, ws, "", connection.BandAccountName(a.Profile), key)
 		if err != nil {
@@ -79,7 +81,8 @@ func (m *messaging) moveLegacyKeys(ctx context.Context) error {
 		}
 		key, err := m.box.Open(p.KeySealed, peerAAD(ws, p.Key))
 		if err != nil {
-			return fmt.Errorf("move the key of agent %s: %w", p.Key, err)
+			m.log.Warn("agent key not moved onto a connection: it does not open", "peer", p.Key, "err", err)
+			continue
 		}
 		c, err := svc.SetBand(ctx, ws, "", connection.BandAgentName(p.Key), key)
 		if err != nil {
