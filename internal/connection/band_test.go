@@ -51,6 +51,9 @@ func TestBand_byHand(t *testing.T) {
 	acctConn, err := b.svc.SetBand(ctx, b.ws, "", connection.BandAccountName("p"), []byte(canary+"-a"))
 	require.NoError(t, err)
 	require.Equal(t, store.ProviderBand, acctConn.Provider)
+	_, _, err = b.svc.Resolve(ctx, b.ws, "connection:band/"+acctConn.Name)
+	require.ErrorIs(t, err, jam.ErrInvalid, "no agent's environment is given a Band key")
+	require.NotContains(t, err.Error(), canary)
 	acct, err := b.st.AccountPut(ctx, store.Account{ID: jam.New[jam.AccountID](jam.NewMinter(nil, nil)), WorkspaceID: b.ws, Profile: "p",
 		BandURL: "https://band.example", UserID: "0190a1b2-0000-4000-8000-0000000000f1", Handle: "ann", ConnectionID: acctConn.ID, CreatedAt: b.now})
 	require.NoError(t, err)

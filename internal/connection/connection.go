@@ -188,6 +188,12 @@ func (s *Service) Resolve(ctx context.Context, ws jam.WorkspaceID, ref string) (
 	if err != nil {
 		return nil, store.Connection{}, err
 	}
+	if provider == store.ProviderBand {
+		// A Band key is jam's own credential for an account or agent:
+		// handing it to an agent's process would let one agent act as
+		// another.
+		return nil, store.Connection{}, fmt.Errorf("%w: %s names a band connection, which holds a Band key jam uses itself; no agent is given one", jam.ErrInvalid, quoteShort(ref))
+	}
 	c, err := s.st.ConnectionByName(ctx, ws, provider, name)
 	if err != nil {
 		return nil, store.Connection{}, fmt.Errorf("resolve %s/%s: %w", provider, name, err)
