@@ -71,6 +71,9 @@ func (r *orphanRig) start() {
 	r.t.Helper()
 	r.jamd.cmd = nil
 	r.jamd.start()
+	// A kept-alive connection to a jamd killed since would answer the
+	// first call with a reset: start every wait on fresh connections.
+	r.client.Close()
 	ctx, cancel := context.WithTimeout(r.t.Context(), 60*time.Second)
 	defer cancel()
 	_, err := r.client.WaitReady(ctx, 10*time.Millisecond)

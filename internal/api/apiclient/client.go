@@ -86,7 +86,10 @@ func (c *Client) WaitReady(ctx context.Context, interval time.Duration) (wire.St
 			// ctx ended during this call (or a tick raced ctx.Done): the
 			// daemon was still not running.
 			return wire.Status{}, last
-		case !errors.Is(err, ErrNotRunning):
+		case !errors.Is(err, ErrNotRunning) && !errors.Is(err, syscall.ECONNRESET):
+			// A connection reset on the socket is a daemon not serving
+			// yet as well: seen right after a daemon was killed, while
+			// the next one starts.
 			return st, err
 		}
 		last = err
