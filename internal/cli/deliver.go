@@ -86,7 +86,7 @@ the same change set, remote and branch shows the first delivery.`,
 	f.StringVar(&opts.Request.Connection, "connection", "", "the GitHub connection (NAME or github/NAME; default: the only one, for https)")
 	f.BoolVar(&opts.Request.PR, "pr", false, "open a draft pull request of the branch")
 	f.StringVar(&opts.Request.Repo, "repo", "", "the pull request's repository, OWNER/NAME (default: from the remote URL)")
-	f.StringVar(&opts.Request.Base, "base", "", "the pull request's base branch (default main)")
+	f.StringVar(&opts.Request.Base, "base", "", "the pull request's base branch (default: the repository's default branch)")
 	f.StringVar(&opts.Request.Title, "title", "", "the pull request's title (default: from the change set)")
 	f.BoolVar(&opts.NoWait, "no-wait", false, "return once the delivery is accepted")
 	f.BoolVar(&opts.JSON, "json", false, "print JSON")

@@ -124,7 +124,8 @@ type Request struct {
 	// the workspace's only GitHub connection for an https remote, none
 	// otherwise).
 	Connection string
-	// PR asks for a draft pull request into Base (default "main") titled
+	// PR asks for a draft pull request into Base (default: the
+	// repository's default branch) titled
 	// Title (default from the change set) in Repo ("OWNER/NAME"; "": read
 	// from a GitHub https remote).
 	PR    bool
@@ -172,9 +173,6 @@ func (s *Service) Deliver(ctx context.Context, req Request) (store.Delivery, err
 		d.Branch = "jam/" + string(cs.ID)
 	}
 	if d.PR {
-		if d.Base == "" {
-			d.Base = "main"
-		}
 		if d.Title == "" {
 			d.Title = defaultTitle(cs)
 		}
@@ -189,7 +187,7 @@ func (s *Service) Deliver(ctx context.Context, req Request) (store.Delivery, err
 			return store.Delivery{}, err
 		}
 	}
-	if err := s.preflight(ctx, d, base.GitDir); err != nil {
+	if err := s.preflight(ctx, &d, base.GitDir); err != nil {
 		return store.Delivery{}, err
 	}
 	got, created, err := s.st.DeliveryCreate(ctx, d)
@@ -320,9 +318,10 @@ func (s *Service) resolveRepo(d *store.Delivery, repo string, conn store.Connect
 
 // preflight reaches the remote (and GitHub) with the credential before
 // anything is stored, so a wrong URL or a bad token is one clear error at
-// once rather than a failed delivery later.
-func (s *Service) preflight(ctx context.Context, d store.Delivery, gitDir string) error {
-	cred, token, err := s.credential(ctx, d)
+// once rather than a failed delivery later. A pull request without a base
+// gets the repository's default branch.
+func (s *Service) preflight(ctx context.Context, d *store.Delivery, gitDir string) error {
+	cred, token, err := s.credential(ctx, *d)
 	if err != nil {
 		return err
 	}
@@ -332,12 +331,17 @@ func (s *Service) preflight(ctx context.Context, d store.Delivery, gitDir string
 	if !d.PR {
 		return nil
 	}
-	c, repo, err := s.client(d, token)
+	c, repo, err := s.client(*d, token)
 	if err != nil {
 		return err
 	}
 	if _, _, err := c.FindPullRequest(ctx, repo, d.Branch); err != nil {
 		return fmt.Errorf("deliver: %w", remoteError(err))
+	}
+	if d.Base == "" {
+		if d.Base, err = c.DefaultBranch(ctx, repo); err != nil {
+			return fmt.Errorf("deliver: the pull request's base: %w", remoteError(err))
+		}
 	}
 	return nil
 }

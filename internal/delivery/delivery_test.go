@@ -196,7 +196,7 @@ func (b *bundle) start(t *testing.T) {
 
 // request is a delivery of the change set to the double with a draft PR.
 func (b *bundle) request() delivery.Request {
-	return delivery.Request{ChangeSet: b.cs.ID, Remote: b.gh.GitURL("acme", "widgets"), Connection: "work", PR: true, Repo: "acme/widgets", Base: "main"}
+	return delivery.Request{ChangeSet: b.cs.ID, Remote: b.gh.GitURL("acme", "widgets"), Connection: "work", PR: true, Repo: "acme/widgets"}
 }
 
 // wait returns the operation once it has ended.
@@ -264,6 +264,7 @@ func testEndToEnd(t *testing.T, open opener) {
 	d, err := b.svc.Deliver(ctx, b.request())
 	require.NoError(t, err)
 	require.Equal(t, "jam/"+string(b.cs.ID), d.Branch)
+	require.Equal(t, "main", d.Base, "the repository's default branch, read from GitHub")
 	op := b.wait(t, d.Operation)
 	require.Equal(t, store.OperationSucceeded, op.State, "%s: %s", op.ErrorCode, op.Error)
 	require.Len(t, op.Jobs, 3, "one job per step")

@@ -249,6 +249,23 @@ func alreadyExists(err error) bool {
 	return strings.Contains(ger.Message, "A pull request already exists")
 }
 
+// DefaultBranch returns repo's default branch (GET /repos/{owner}/{repo}).
+func (c *Client) DefaultBranch(ctx context.Context, repo Repo) (string, error) {
+	if err := validRepo(repo); err != nil {
+		return "", err
+	}
+	ctx, cancel := withTimeout(ctx)
+	defer cancel()
+	r, resp, err := c.gh.Repositories.Get(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return "", c.fail(err, resp)
+	}
+	if r.GetDefaultBranch() == "" {
+		return "", &Error{Code: CodeUnavailable, Message: "the repository names no default branch", RequestID: requestID(resp)}
+	}
+	return r.GetDefaultBranch(), nil
+}
+
 // PullRequest returns pull request number of repo.
 func (c *Client) PullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error) {
 	if err := validRepo(repo); err != nil {

@@ -115,6 +115,12 @@ func TestClient_CreateFindGet(t *testing.T) {
 	require.NotEmpty(t, pr.RequestID)
 	require.True(t, strings.HasSuffix(pr.URL, "/o/r/pull/1"), pr.URL)
 
+	defBranch, err := b.client.DefaultBranch(ctx, b.repo)
+	require.NoError(t, err)
+	require.Equal(t, "main", defBranch)
+	_, err = b.client.DefaultBranch(ctx, forge.Repo{Owner: "o", Name: "nope"})
+	requireCode(t, err, forge.CodeNotFound)
+
 	found, ok, err := b.client.FindPullRequest(ctx, b.repo, "feature")
 	require.NoError(t, err)
 	require.True(t, ok)

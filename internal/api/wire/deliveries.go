@@ -121,7 +121,8 @@ type DeliverRequest struct {
 	// Connection names the GitHub connection (NAME or github/NAME; "": the
 	// only one, for an https remote).
 	Connection string `json:"connection,omitempty"`
-	// PR opens a draft pull request into Base (default main) titled Title
+	// PR opens a draft pull request into Base (default: the repository's
+	// default branch) titled Title
 	// in Repo (OWNER/NAME; default: read from a GitHub https remote).
 	PR    bool   `json:"pr,omitempty"`
 	Repo  string `json:"repo,omitempty"`
