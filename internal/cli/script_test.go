@@ -118,6 +118,10 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("JAM_DATA_DIR", env.WorkDir+"/jamdata")
 			// Scripts run in parallel: no fixed port for the HTTP listener.
 			env.Setenv("JAM_HTTP_ADDR", "127.0.0.1:0")
+			// A stop waits for owned agents to exit (2 s after their stdin
+			// closes, 2 s after SIGTERM): on a loaded machine that can pass
+			// the 4 s default, and no script is about that bound.
+			env.Setenv("JAM_SHUTDOWN_TIMEOUT", "30s")
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/.local/share")
 			// Every control API answer the script's daemons give is
