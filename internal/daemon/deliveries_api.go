@@ -83,7 +83,6 @@ func (d *daemon) Deliver(ctx context.Context, r wire.DeliverRequest) (wire.Deliv
 	if err != nil {
 		return wire.Delivery{}, err
 	}
-	d.jobs.Wake()
 	return wireDelivery(v), nil
 }
 
@@ -144,7 +143,6 @@ func (d *daemon) DeliveryMerge(ctx context.Context, ref string, r wire.MergeRequ
 	if err != nil {
 		return wire.Operation{}, err
 	}
-	d.jobs.Wake()
 	return d.Operation(ctx, string(op.ID))
 }
 
