@@ -59,32 +59,7 @@ func TestRoomFeed_sequencedAcrossRestart(t *testing.T) {
 	require.Contains(t, []string{wire.DeliveryQueued, wire.DeliveryProcessing, wire.DeliveryProcessed}, m1.Delivery[0].Status)
 
 	// Every accepted mutation reaches the event stream.
-	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	stream, err := c.Events(sctx, wire.EventsRequest{After: 0})
-	require.NoError(t, err)
-	for {
-		ev, err := stream.Next()
-		require.NoError(t, err, "no room.message event for the owner's message")
-		if ev.Kind != "room.message" || ev.MessageID != first.ID {
-			continue
-		}
-		var data struct {
-			Account string           `json:"account"`
-			Seq     int64            `json:"seq"`
-			Kind    string           `json:"kind"`
-			Message wire.RoomMessage `json:"message"`
-		}
-		require.NoError(t, json.Unmarshal(ev.Data, &data))
-		require.Equal(t, room.ID, ev.Room)
-		require.Equal(t, "local", data.Account)
-		require.Equal(t, "upsert", data.Kind)
-		require.Equal(t, first.ID, data.Message.ID)
-		if data.Seq == m1.Seq {
-			break
-		}
-	}
-	require.NoError(t, stream.Close())
+	awaitRoomMessage(t, c, room.ID, first.ID, m1.Seq)
 
 	ps, err := c.RoomParticipants(ctx, room.ID, "")
 	require.NoError(t, err)
@@ -109,6 +84,9 @@ func TestRoomFeed_sequencedAcrossRestart(t *testing.T) {
 	owner2 := ownerClient(t, st2) // the hub listens on a new port
 	third, err := owner2.SendChatMessage(ctx, room.ID, "@"+agent.Handle+" third", []protocol.Mention{{ID: agent.AgentID}})
 	require.NoError(t, err)
+	// The hub's acceptance is not the daemon's: the message reaches the
+	// room cache through the daemon's socket, so wait for its event.
+	awaitRoomMessage(t, r2.client, room.ID, third.ID, 0)
 	after, err := r2.client.RoomMessages(ctx, room.ID, apiclient.RoomMessagesQuery{})
 	require.NoError(t, err)
 	got := byID(after)
@@ -125,4 +103,37 @@ func TestRoomFeed_sequencedAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, last.Messages, 1)
 	require.Equal(t, third.ID, last.Messages[0].ID)
+}
+
+// awaitRoomMessage reads the daemon's event stream until the room.message
+// upsert of msgID arrives (with sequence seq, when seq is positive) and
+// returns that sequence.
+func awaitRoomMessage(t *testing.T, c *apiclient.Client, roomID, msgID string, seq int64) int64 {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	stream, err := c.Events(sctx, wire.EventsRequest{After: 0})
+	require.NoError(t, err)
+	defer stream.Close()
+	for {
+		ev, err := stream.Next()
+		require.NoError(t, err, "no room.message event for message %s", msgID)
+		if ev.Kind != "room.message" || ev.MessageID != msgID {
+			continue
+		}
+		var data struct {
+			Account string           `json:"account"`
+			Seq     int64            `json:"seq"`
+			Kind    string           `json:"kind"`
+			Message wire.RoomMessage `json:"message"`
+		}
+		require.NoError(t, json.Unmarshal(ev.Data, &data))
+		require.Equal(t, roomID, ev.Room)
+		require.Equal(t, "local", data.Account)
+		require.Equal(t, "upsert", data.Kind)
+		require.Equal(t, msgID, data.Message.ID)
+		if seq <= 0 || data.Seq == seq {
+			return data.Seq
+		}
+	}
 }
