@@ -53,6 +53,17 @@ type LaunchSpec struct {
 	// Resume, for a harness whose Manifest says ResumeAtLaunch, is the
 	// thread the process is started on.
 	Resume Thread
+	// MCP, for a harness whose process serves one thread (Sessions one),
+	// are the MCP servers that thread is given; a harness whose process
+	// holds many threads takes them at Open and Resume instead. Their
+	// header values are secrets, hidden like Secrets.
+	MCP []MCPServer
+	// PrivateDir is a directory made for this process alone, readable
+	// inside its sandbox and never its worktree, where the adapter may
+	// put files only the process reads (Claude Code's MCP
+	// configuration); "" lets the adapter make a temporary one, removed
+	// when the process exits.
+	PrivateDir string
 }
 
 // Approver is the callback that answers the process's approval requests:
@@ -78,15 +89,23 @@ type Input struct {
 }
 
 // Process is one running CLI process.
+//
+// A thread given MCP servers (tools at Open and Resume, or
+// LaunchSpec.MCP for a process that serves one thread) can call their
+// tools, when the Manifest says MCPServers; an adapter whose CLI cannot
+// take them opens the thread without them and logs so once. The servers'
+// headers are secrets: an adapter passes them to the CLI only through its
+// protocol or a file only the process reads, never in argv, never logs
+// them, and hides them in its errors.
 type Process interface {
 	// Manifest is what this process can do.
 	Manifest() Manifest
-	// Open starts a new thread working in dir.
-	Open(ctx context.Context, dir string) (Thread, error)
+	// Open starts a new thread working in dir, given tools.
+	Open(ctx context.Context, dir string, tools ...MCPServer) (Thread, error)
 	// Resume makes an earlier thread live again in this process, working
-	// in dir; jam.ErrNotImplemented when the Manifest's Resume is not
-	// ResumeInProcess.
-	Resume(ctx context.Context, thread Thread, dir string) error
+	// in dir, given tools; jam.ErrNotImplemented when the Manifest's
+	// Resume is not ResumeInProcess.
+	Resume(ctx context.Context, thread Thread, dir string, tools ...MCPServer) error
 	// Prompt runs one turn on thread. While it runs, the turn's streamed
 	// output goes to updates (which may be nil), in order, from Prompt's
 	// own goroutines, never after Prompt returns. When ctx ends first,

@@ -39,7 +39,7 @@ type threadHost struct {
 	id    int
 }
 
-func (h *threadHost) Open(context.Context, string) (harness.Thread, error) {
+func (h *threadHost) Open(context.Context, string, ...harness.MCPServer) (harness.Thread, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	th := harness.Thread(fmt.Sprintf("thread-of-%d", h.id))
@@ -47,7 +47,7 @@ func (h *threadHost) Open(context.Context, string) (harness.Thread, error) {
 	return th, nil
 }
 
-func (h *threadHost) Resume(_ context.Context, th harness.Thread, _ string) error {
+func (h *threadHost) Resume(_ context.Context, th harness.Thread, _ string, _ ...harness.MCPServer) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.known[th] = true

@@ -35,9 +35,13 @@ type fakeHost struct {
 func (h *fakeHost) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: "fake", Version: harness.ManifestVersion, Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess}
 }
-func (h *fakeHost) Open(context.Context, string) (harness.Thread, error) { return "thread-1", nil }
-func (h *fakeHost) Resume(context.Context, harness.Thread, string) error { return nil }
-func (h *fakeHost) Interrupt(context.Context, harness.Thread) error      { return nil }
+func (h *fakeHost) Open(context.Context, string, ...harness.MCPServer) (harness.Thread, error) {
+	return "thread-1", nil
+}
+func (h *fakeHost) Resume(context.Context, harness.Thread, string, ...harness.MCPServer) error {
+	return nil
+}
+func (h *fakeHost) Interrupt(context.Context, harness.Thread) error { return nil }
 func (h *fakeHost) Steer(context.Context, harness.Thread, harness.Input) error {
 	return jam.ErrNotImplemented
 }
@@ -276,10 +280,10 @@ type gatedHost struct {
 	prompts chan string
 }
 
-func (h *gatedHost) Open(ctx context.Context, dir string) (harness.Thread, error) {
+func (h *gatedHost) Open(ctx context.Context, dir string, tools ...harness.MCPServer) (harness.Thread, error) {
 	h.opening <- struct{}{}
 	<-h.release
-	return h.fakeHost.Open(ctx, dir)
+	return h.fakeHost.Open(ctx, dir, tools...)
 }
 
 func (h *gatedHost) Prompt(ctx context.Context, _ harness.Thread, in harness.Input, _ func(harness.Update)) (harness.Outcome, error) {

@@ -26,10 +26,10 @@ type atLaunchHost struct {
 }
 
 func (h *atLaunchHost) Manifest() harness.Manifest { return oneSession }
-func (h *atLaunchHost) Open(context.Context, string) (harness.Thread, error) {
+func (h *atLaunchHost) Open(context.Context, string, ...harness.MCPServer) (harness.Thread, error) {
 	return h.thread, nil
 }
-func (h *atLaunchHost) Resume(_ context.Context, thread harness.Thread, _ string) error {
+func (h *atLaunchHost) Resume(_ context.Context, thread harness.Thread, _ string, _ ...harness.MCPServer) error {
 	if thread != h.thread {
 		return jam.ErrNotImplemented
 	}

@@ -124,6 +124,8 @@ type Agent struct {
 	sessions map[string]*session // guarded by mu
 
 	reads chan struct{} // guarded by mu: a slot per read in flight (readSlots)
+
+	noHTTPMCP sync.Once // the agent's refusal of MCP servers is logged once
 }
 
 // maxReadsInFlight bounds the file reads in flight, from the read until
@@ -240,10 +242,11 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 }
 
 // Manifest describes what this agent supports: the harness's, with
-// resume and images as its handshake says.
+// resume, images and MCP servers as its handshake says.
 func (a *Agent) Manifest() harness.Manifest {
 	m := Harness{}.Manifest()
 	m.Resume, m.Images = harness.ResumeNone, a.info.AgentCapabilities.PromptCapabilities.Image
+	m.MCPServers = a.info.AgentCapabilities.MCPCapabilities.HTTP
 	if a.info.AgentCapabilities.LoadSession {
 		m.Resume = harness.ResumeInProcess
 	}
@@ -287,14 +290,33 @@ func (a *Agent) closed(err error) error {
 	return fmt.Errorf("%w: agent exited: %v", jam.ErrUnavailable, a.proc.Err())
 }
 
-// NewSession opens a session working in dir, which must exist.
-func (a *Agent) NewSession(ctx context.Context, dir string) (string, error) {
+// mcpServers are the servers a session is given: all of tools when the
+// agent connects to MCP servers over HTTP (its handshake says so), else
+// none, which is logged once per agent (names and addresses only; the
+// headers are secrets).
+func (a *Agent) mcpServers(tools []harness.MCPServer) []MCPServer {
+	if len(tools) > 0 && !a.info.AgentCapabilities.MCPCapabilities.HTTP {
+		a.noHTTPMCP.Do(func() {
+			names := make([]string, 0, len(tools))
+			for _, t := range tools {
+				names = append(names, t.Name)
+			}
+			a.cfg.Logger.Warn("the agent cannot take HTTP MCP servers: its sessions open without them", "servers", names)
+		})
+		return MCPServers(nil)
+	}
+	return MCPServers(tools)
+}
+
+// NewSession opens a session working in dir, which must exist, given
+// tools (see mcpServers).
+func (a *Agent) NewSession(ctx context.Context, dir string, tools ...harness.MCPServer) (string, error) {
 	root, err := sessionRoot(dir)
 	if err != nil {
 		return "", err
 	}
 	var res NewSessionResult
-	if err := a.call(ctx, MethodSessionNew, NewSessionParams{Cwd: root, MCPServers: []json.RawMessage{}}, &res); err != nil {
+	if err := a.call(ctx, MethodSessionNew, NewSessionParams{Cwd: root, MCPServers: a.mcpServers(tools)}, &res); err != nil {
 		return "", fmt.Errorf("acp: session/new: %w", err)
 	}
 	if res.SessionID == "" {
@@ -366,9 +388,9 @@ func (a *Agent) closeSessions() {
 	}
 }
 
-// LoadSession resumes a session the agent keeps (Manifest().Resume); the
-// history it replays reaches OnUpdate.
-func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
+// LoadSession resumes a session the agent keeps (Manifest().Resume),
+// given tools (see mcpServers); the history it replays reaches OnUpdate.
+func (a *Agent) LoadSession(ctx context.Context, id, dir string, tools ...harness.MCPServer) error {
 	if !a.info.AgentCapabilities.LoadSession {
 		return fmt.Errorf("%w: the agent cannot resume sessions", jam.ErrNotImplemented)
 	}
@@ -380,7 +402,7 @@ func (a *Agent) LoadSession(ctx context.Context, id, dir string) error {
 		return err
 	}
 	var res LoadSessionResult
-	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: []json.RawMessage{}}, &res); err != nil {
+	if err := a.call(ctx, MethodSessionLoad, LoadSessionParams{SessionID: id, Cwd: root, MCPServers: a.mcpServers(tools)}, &res); err != nil {
 		a.forget(id)
 		return fmt.Errorf("acp: session/load: %w", err)
 	}

@@ -56,10 +56,11 @@ func (h Harness) Name() string {
 // cancel (session/cancel), approvals (session/request_permission), no
 // steer (ACP cannot add input to a running prompt, so steering messages
 // queue for the next turn); resume in process where the agent loads
-// sessions, which its handshake says (Agent.Manifest).
+// sessions, and MCP servers where it connects to them over HTTP, which
+// its handshake says (Agent.Manifest).
 func (h Harness) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: h.Name(), Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
-		Resume: harness.ResumeInProcess, Interrupt: true, Approvals: true}
+		Resume: harness.ResumeInProcess, Interrupt: true, Approvals: true, MCPServers: true}
 }
 
 // Launch implements harness.Harness: it starts the agent and performs the
@@ -126,15 +127,29 @@ func (p *process) Manifest() harness.Manifest {
 	return m
 }
 
-// Open implements harness.Process (session/new).
-func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) {
-	id, err := p.Agent.NewSession(ctx, dir)
-	return harness.Thread(id), harness.RedactEnv(err, p.secrets)
+// Open implements harness.Process (session/new, with the MCP servers
+// when the agent takes them over HTTP).
+func (p *process) Open(ctx context.Context, dir string, tools ...harness.MCPServer) (harness.Thread, error) {
+	id, err := p.Agent.NewSession(ctx, dir, tools...)
+	return harness.Thread(id), harness.RedactEnv(err, withTools(p.secrets, tools))
 }
 
-// Resume implements harness.Process (session/load).
-func (p *process) Resume(ctx context.Context, thread harness.Thread, dir string) error {
-	return harness.RedactEnv(p.Agent.LoadSession(ctx, string(thread), dir), p.secrets)
+// Resume implements harness.Process (session/load, with the MCP servers
+// when the agent takes them over HTTP).
+func (p *process) Resume(ctx context.Context, thread harness.Thread, dir string, tools ...harness.MCPServer) error {
+	return harness.RedactEnv(p.Agent.LoadSession(ctx, string(thread), dir, tools...), withTools(p.secrets, tools))
+}
+
+// withTools is secrets and the tools' header values.
+func withTools(secrets []string, tools []harness.MCPServer) []string {
+	if len(tools) == 0 {
+		return secrets
+	}
+	out := slices.Clone(secrets)
+	for _, t := range tools {
+		out = append(out, t.Secrets()...)
+	}
+	return out
 }
 
 // Prompt implements harness.Process (session/prompt).

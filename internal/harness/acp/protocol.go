@@ -3,6 +3,10 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/jamhq/jam/internal/harness"
 )
 
 // ProtocolVersion is the ACP version spoken.
@@ -82,6 +86,48 @@ type InitializeResult struct {
 type AgentCapabilities struct {
 	LoadSession        bool               `json:"loadSession"`
 	PromptCapabilities PromptCapabilities `json:"promptCapabilities"`
+	MCPCapabilities    MCPCapabilities    `json:"mcpCapabilities"`
+}
+
+// MCPCapabilities says which MCP transports, beyond stdio, the agent
+// connects to.
+type MCPCapabilities struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+}
+
+// MCPServer is an MCP server a session is given: ACP's McpServerHttp
+// (type "http", streamable HTTP).
+type MCPServer struct {
+	Type    string       `json:"type"`
+	Name    string       `json:"name"`
+	URL     string       `json:"url"`
+	Headers []HTTPHeader `json:"headers"`
+}
+
+// HTTPHeader is one header of an MCP server's requests.
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// MCPServerHTTP is the type of an MCP server reached over streamable
+// HTTP.
+const MCPServerHTTP = "http"
+
+// MCPServers encodes the seam's MCP servers for session/new and
+// session/load; never nil (the schema requires the list), headers sorted
+// by name.
+func MCPServers(tools []harness.MCPServer) []MCPServer {
+	out := make([]MCPServer, 0, len(tools))
+	for _, t := range tools {
+		hs := make([]HTTPHeader, 0, len(t.Headers))
+		for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
+			hs = append(hs, HTTPHeader{Name: name, Value: t.Headers[name]})
+		}
+		out = append(out, MCPServer{Type: MCPServerHTTP, Name: t.Name, URL: t.URL, Headers: hs})
+	}
+	return out
 }
 
 // PromptCapabilities says which content a prompt may carry.
@@ -93,8 +139,8 @@ type PromptCapabilities struct {
 
 // NewSessionParams opens a session in a working directory.
 type NewSessionParams struct {
-	Cwd        string            `json:"cwd"`
-	MCPServers []json.RawMessage `json:"mcpServers"`
+	Cwd        string      `json:"cwd"`
+	MCPServers []MCPServer `json:"mcpServers"`
 }
 
 // NewSessionResult names the new session.
@@ -110,9 +156,9 @@ type LoadSessionResult struct {
 
 // LoadSessionParams resumes a session.
 type LoadSessionParams struct {
-	SessionID  string            `json:"sessionId"`
-	Cwd        string            `json:"cwd"`
-	MCPServers []json.RawMessage `json:"mcpServers"`
+	SessionID  string      `json:"sessionId"`
+	Cwd        string      `json:"cwd"`
+	MCPServers []MCPServer `json:"mcpServers"`
 }
 
 // ContentBlock is one piece of prompt or message content.

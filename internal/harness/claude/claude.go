@@ -40,7 +40,15 @@
 //     CLI's reported total_cost_usd over the turn (the CLI reports the
 //     session's cumulative cost; get_usage gives it at launch), never
 //     estimated; a turn whose start total is unknown reports no cost;
-//   - errors hide LaunchSpec.Secrets.
+//   - a process given MCP servers (LaunchSpec.MCP) reads them from a file
+//     of mode 0600, {"mcpServers":{NAME:{"type":"http","url","headers"}}},
+//     in LaunchSpec.PrivateDir (else a temporary directory, shown to its
+//     sandbox read-only), named by --mcp-config with --strict-mcp-config
+//     (no other server is read); --allowedTools mcp__NAME runs their
+//     tools without an approval request (they are jam's own). The file is
+//     removed, and a temporary directory with it, once the process has
+//     exited; the headers are never in argv;
+//   - errors hide LaunchSpec.Secrets and the MCP servers' header values.
 package claude
 
 import (
@@ -52,6 +60,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,7 +100,7 @@ func (Harness) Name() string { return Name }
 // Manifest implements harness.Harness.
 func (Harness) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsOne,
-		Resume: harness.ResumeAtLaunch, Interrupt: true, Approvals: true}
+		Resume: harness.ResumeAtLaunch, Interrupt: true, Approvals: true, MCPServers: true}
 }
 
 // ProtocolArgs are the flags the adapter appends to the person's command.
@@ -114,8 +125,77 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
+// MCPArgs are the flags that give the process the MCP servers of the
+// configuration file at path: that file's only, their tools allowed
+// without asking.
+func MCPArgs(path string, servers []harness.MCPServer) []string {
+	allowed := make([]string, 0, len(servers))
+	for _, s := range servers {
+		allowed = append(allowed, "mcp__"+s.Name)
+	}
+	return []string{"--mcp-config", path, "--strict-mcp-config", "--allowedTools", strings.Join(allowed, ",")}
+}
+
+// MCPConfig is the --mcp-config file's content for servers.
+func MCPConfig(servers []harness.MCPServer) ([]byte, error) {
+	type server struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}
+	m := make(map[string]server, len(servers))
+	for _, s := range servers {
+		if s.Name == "" || s.URL == "" {
+			return nil, fmt.Errorf("%w: claude: an MCP server needs a name and a URL", jam.ErrInvalid)
+		}
+		if _, dup := m[s.Name]; dup {
+			return nil, fmt.Errorf("%w: claude: two MCP servers named %q", jam.ErrInvalid, s.Name)
+		}
+		m[s.Name] = server{Type: "http", URL: s.URL, Headers: s.Headers}
+	}
+	return json.Marshal(map[string]any{"mcpServers": m})
+}
+
+// writeMCPConfig writes the servers' configuration into dir (a temporary
+// directory when ""), and returns its path and what removes it.
+func writeMCPConfig(dir string, servers []harness.MCPServer) (path string, remove func(), err error) {
+	b, err := MCPConfig(servers)
+	if err != nil {
+		return "", nil, err
+	}
+	made := dir == ""
+	if made {
+		if dir, err = os.MkdirTemp("", "jam-claude-"); err != nil {
+			return "", nil, fmt.Errorf("claude: MCP configuration: %w", err)
+		}
+	}
+	remove = func() {
+		if made {
+			_ = os.RemoveAll(dir)
+		} else if path != "" {
+			_ = os.Remove(path)
+		}
+	}
+	f, err := os.CreateTemp(dir, "mcp-*.json") // mode 0600
+	if err == nil {
+		path = f.Name()
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		remove()
+		return "", nil, fmt.Errorf("claude: MCP configuration: %w", err)
+	}
+	return path, remove, nil
+}
+
 // Launch implements harness.Harness.
 func (Harness) Launch(ctx context.Context, spec harness.LaunchSpec) (harness.Process, error) {
+	for _, s := range spec.MCP {
+		spec.Secrets = append(slices.Clip(spec.Secrets), s.Secrets()...)
+	}
 	p, err := launch(ctx, spec)
 	return p, harness.RedactEnv(err, spec.Secrets)
 }
@@ -138,10 +218,24 @@ func launch(ctx context.Context, spec harness.LaunchSpec) (*process, error) {
 		thread = harness.Thread(fresh)
 	}
 	argv := append(append([]string{}, spec.Argv...), ProtocolArgs(spec.Model, spec.Resume, fresh)...)
+	readOnly := spec.ReadOnly
+	cleanup := func() {}
+	if len(spec.MCP) > 0 {
+		path, remove, err := writeMCPConfig(spec.PrivateDir, spec.MCP)
+		if err != nil {
+			return nil, err
+		}
+		cleanup = remove
+		argv = append(argv, MCPArgs(path, spec.MCP)...)
+		if spec.PrivateDir == "" {
+			readOnly = append(slices.Clip(readOnly), filepath.Dir(path))
+		}
+	}
 	ex := spec.Executor
 	proc, err := procio.Start(ex, executor.Spec{Argv: argv, Dir: spec.Dir, Env: spec.Env, Writable: spec.Writable,
-		ReadOnly: spec.ReadOnly, NoNetwork: spec.NoNetwork})
+		ReadOnly: readOnly, NoNetwork: spec.NoNetwork})
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("claude: start %s: %w", spec.Argv[0], err)
 	}
 	p := &process{spec: spec, proc: proc, in: proc.Stdin(), thread: thread, resumed: resumed, exited: proc.Exited(),
@@ -156,8 +250,11 @@ func launch(ctx context.Context, spec harness.LaunchSpec) (*process, error) {
 			p.log.Debug("agent stderr", "line", line)
 			p.stderr.add(line)
 		},
-		Broken: func(err error) { p.log.Warn("agent protocol ended", "err", err) },
-		Exit:   p.approveStop,
+		Broken: func(err error) { p.log.Warn("agent protocol ended", "err", harness.RedactEnv(err, spec.Secrets)) },
+		Exit: func() {
+			p.approveStop()
+			cleanup()
+		},
 	})
 
 	hctx, cancel := context.WithTimeout(ctx, timeout)
@@ -271,9 +368,24 @@ func (p *process) Pid() int { return p.proc.Pid() }
 // Exited implements harness.Process.
 func (p *process) Exited() <-chan struct{} { return p.exited }
 
+// launchedWith reports whether tools are among the MCP servers the
+// process was started with: a process takes its servers at launch only.
+func (p *process) launchedWith(tools []harness.MCPServer) error {
+	for _, t := range tools {
+		if !slices.ContainsFunc(p.spec.MCP, func(s harness.MCPServer) bool { return s.Name == t.Name && s.URL == t.URL }) {
+			return fmt.Errorf("%w: claude takes MCP servers at launch (LaunchSpec.MCP); %q was not given then", jam.ErrInvalid, t.Name)
+		}
+	}
+	return nil
+}
+
 // Open implements harness.Process: the thread the process was started
-// with (--session-id), once. A process holds one thread.
-func (p *process) Open(_ context.Context, _ string) (harness.Thread, error) {
+// with (--session-id), once. A process holds one thread; tools must be
+// among the servers it was launched with.
+func (p *process) Open(_ context.Context, _ string, tools ...harness.MCPServer) (harness.Thread, error) {
+	if err := p.launchedWith(tools); err != nil {
+		return "", err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.resumed {
@@ -287,8 +399,11 @@ func (p *process) Open(_ context.Context, _ string) (harness.Thread, error) {
 }
 
 // Resume implements harness.Process: only the thread the process was
-// started on.
-func (p *process) Resume(_ context.Context, thread harness.Thread, _ string) error {
+// started on; tools must be among the servers it was launched with.
+func (p *process) Resume(_ context.Context, thread harness.Thread, _ string, tools ...harness.MCPServer) error {
+	if err := p.launchedWith(tools); err != nil {
+		return err
+	}
 	if thread != p.thread {
 		return fmt.Errorf("%w: claude resumes a thread at launch (--resume); this process runs %s, not %s", jam.ErrNotImplemented, p.thread, thread)
 	}

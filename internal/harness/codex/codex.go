@@ -223,6 +223,15 @@ func (p *process) closed(err error) error {
 
 func (p *process) redact(err error) error { return harness.RedactEnv(err, p.spec.Secrets) }
 
+// redactTools hides the tools' header values in err.
+func redactTools(err error, tools []harness.MCPServer) error {
+	var secrets []string
+	for _, t := range tools {
+		secrets = append(secrets, t.Secrets()...)
+	}
+	return harness.RedactEnv(err, secrets)
+}
+
 // threadDir checks a thread's directory: absolute, and a directory.
 func threadDir(dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
@@ -238,16 +247,17 @@ func threadDir(dir string) (string, error) {
 	return filepath.Clean(dir), nil
 }
 
-// Open implements harness.Process (thread/start).
-func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) {
+// Open implements harness.Process (thread/start, the MCP servers as
+// configuration overrides).
+func (p *process) Open(ctx context.Context, dir string, tools ...harness.MCPServer) (harness.Thread, error) {
 	dir, err := threadDir(dir)
 	if err != nil {
 		return "", err
 	}
 	var res threadResult
 	if err := p.call(ctx, MethodThreadStart, threadStartParams{Cwd: dir, Model: p.spec.Model, ApprovalPolicy: ApprovalPolicy,
-		Sandbox: Sandbox}, &res); err != nil {
-		return "", p.redact(fmt.Errorf("codex: thread/start: %w", err))
+		Sandbox: Sandbox, Config: MCPConfig(tools)}, &res); err != nil {
+		return "", redactTools(p.redact(fmt.Errorf("codex: thread/start: %w", err)), tools)
 	}
 	if res.Thread.ID == "" {
 		return "", errors.New("codex: thread/start returned no thread id")
@@ -256,17 +266,17 @@ func (p *process) Open(ctx context.Context, dir string) (harness.Thread, error) 
 	return harness.Thread(res.Thread.ID), nil
 }
 
-// Resume implements harness.Process (thread/resume): the thread works in
-// dir from now on.
-func (p *process) Resume(ctx context.Context, th harness.Thread, dir string) error {
+// Resume implements harness.Process (thread/resume, the MCP servers as
+// configuration overrides): the thread works in dir from now on.
+func (p *process) Resume(ctx context.Context, th harness.Thread, dir string, tools ...harness.MCPServer) error {
 	dir, err := threadDir(dir)
 	if err != nil {
 		return err
 	}
 	var res threadResult
 	if err := p.call(ctx, MethodThreadResume, threadResumeParams{ThreadID: string(th), Cwd: dir, Model: p.spec.Model,
-		ApprovalPolicy: ApprovalPolicy, Sandbox: Sandbox, ExcludeTurns: true}, &res); err != nil {
-		return p.redact(fmt.Errorf("codex: thread/resume %s: %w", th, err))
+		ApprovalPolicy: ApprovalPolicy, Sandbox: Sandbox, ExcludeTurns: true, Config: MCPConfig(tools)}, &res); err != nil {
+		return redactTools(p.redact(fmt.Errorf("codex: thread/resume %s: %w", th, err)), tools)
 	}
 	if res.Thread.ID != "" && res.Thread.ID != string(th) {
 		return fmt.Errorf("codex: thread/resume %s answered thread %s", th, res.Thread.ID)

@@ -87,6 +87,29 @@ type threadStartParams struct {
 	Model          string `json:"model,omitempty"`
 	ApprovalPolicy string `json:"approvalPolicy"`
 	Sandbox        string `json:"sandbox"`
+	// Config overrides the thread's configuration, key by dotted key as
+	// -c spells it (MCPConfig).
+	Config map[string]any `json:"config,omitempty"`
+}
+
+// mcpServerConfig is a streamable HTTP MCP server in Codex's
+// configuration (mcp_servers.NAME).
+type mcpServerConfig struct {
+	URL         string            `json:"url"`
+	HTTPHeaders map[string]string `json:"http_headers,omitempty"`
+}
+
+// MCPConfig is the configuration overrides that give a thread servers:
+// mcp_servers.NAME with url and http_headers; nil for none.
+func MCPConfig(servers []harness.MCPServer) map[string]any {
+	if len(servers) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(servers))
+	for _, s := range servers {
+		m["mcp_servers."+s.Name] = mcpServerConfig{URL: s.URL, HTTPHeaders: s.Headers}
+	}
+	return m
 }
 
 type threadResumeParams struct {
@@ -98,6 +121,8 @@ type threadResumeParams struct {
 	// ExcludeTurns keeps the answer small: a long thread's whole history
 	// would otherwise come back on one line.
 	ExcludeTurns bool `json:"excludeTurns"`
+	// Config is as thread/start's.
+	Config map[string]any `json:"config,omitempty"`
 }
 
 // threadResult is the answer to thread/start and thread/resume.
