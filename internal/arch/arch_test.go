@@ -83,6 +83,7 @@ var layers = map[string]layer{
 	"internal/forge":               adapter,
 	"internal/forge/forgetest":     adapter,
 	"internal/delivery":            adapter,
+	"internal/mcp":                 adapter,
 	"internal/job":                 domain,
 	"internal/executor":            mechanism,
 	"internal/executor/...":        adapter,
