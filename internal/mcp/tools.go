@@ -195,7 +195,8 @@ func (s *Server) toolHandler(t tool) sdk.ToolHandler {
 			g, _ = req.Extra.TokenInfo.Extra[extraGrant].(*grant)
 		}
 		if g == nil {
-			return errorResult(fmt.Errorf("%w: no grant for this call", jam.ErrUnauthenticated)), nil
+			// Only a caller mounting the SDK handler without ours gets here.
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: CodeUnauthenticated + ": no grant for this call"}}}, nil
 		}
 		start := time.Now()
 		out, err := s.call(ctx, g, t, req.Params.Arguments)
