@@ -154,6 +154,18 @@ var keys = []key{
 		c.ChangeSetMaxPatchBytes = n
 		return nil
 	}},
+	{name: "hop_limit", usage: "agent messages in a row in one room, with no person in between, after which a message from an agent is acknowledged unanswered and the room told (1 to 1000, or off)", set: func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "off" {
+			c.HopLimit = -1
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 1000 {
+			return fmt.Errorf("%q is not a whole number from 1 to 1000, nor off", v)
+		}
+		c.HopLimit = n
+		return nil
+	}},
 }
 
 // ParseSize reads a byte count: a whole number with an optional unit

@@ -17,6 +17,7 @@ import (
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/metrics"
 	"github.com/jamhq/jam/internal/secret"
+	"github.com/jamhq/jam/internal/mcp"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/spool"
 	"github.com/jamhq/jam/internal/store"
@@ -46,6 +47,8 @@ type messaging struct {
 	engine  *engine.Engine
 	feeds   *feeds
 	runtime *session.Manager
+	// tools is jam's MCP server for owned agents (tools.go).
+	tools *mcp.Server
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients

@@ -20,6 +20,7 @@ import (
 	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/mcp"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
 	"github.com/jamhq/jam/internal/worktree"
@@ -59,6 +60,16 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	if err != nil {
 		return err
 	}
+	tools, err := mcp.New(mcp.Config{Actions: toolActions{m: m, rt: &del.rt}, Logger: m.log})
+	if err != nil {
+		return err
+	}
+	if err := tools.Listen("127.0.0.1:0"); err != nil {
+		return fmt.Errorf("jam's tools for agents: %w", err)
+	}
+	stack.push("tools for agents", tools.Close)
+	m.tools = tools
+	m.log.Info("tools for agents listening", "url", tools.URL())
 	rt, err := session.New(session.Config{
 		Workspace: m.d.workspace.ID, Store: m.d.store, Settler: m.engine, Logger: m.d.log,
 		Observer: turnObserver{d: m.d},
@@ -66,6 +77,8 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		Launch:   m.launch,
 		Manifest: harnessManifest,
 		Prices:   prices,
+		Tools:    m.sessionTools,
+		HopLimit: m.d.cfg.HopLimit,
 		Results: &session.ResultsConfig{PrivateRoot: filepath.Join(m.d.cfg.DataDir, checkpointDir),
 			Exclude: m.d.cfg.CheckpointExclude, MaxPatchBytes: m.d.cfg.ChangeSetMaxPatchBytes},
 	})
@@ -140,7 +153,7 @@ func runtimeRequest(w wire.AgentRuntime) agentconf.Runtime {
 // and the paths of its sandbox (agentArea), the template's handshake
 // bound (0: the harness's default), model and permission policy. Errors
 // hide the template's environment values.
-func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harness.Process, error) {
+func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig, tools []harness.MCPServer) (harness.Process, error) {
 	h, err := harnesses.Get(cfg.Harness)
 	if err != nil {
 		return nil, err
@@ -176,8 +189,12 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig) (harne
 	if cfg.Dir != "" {
 		dir = cfg.Dir
 	}
-	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env,
-		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: agentconf.TemplateValues(env, len(cfg.Env)),
+	secrets := agentconf.TemplateValues(env, len(cfg.Env))
+	for _, t := range tools {
+		secrets = append(secrets, t.Secrets()...)
+	}
+	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env, MCP: tools, PrivateDir: area.tmp,
+		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: secrets,
 		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission),
 		Resume: harness.Thread(cfg.Resume)})
 }

@@ -59,6 +59,8 @@ type Agent interface {
 	AgentFailed(ctx context.Context, room, msg, reason string) (protocol.MessageStatus, error)
 	AgentSend(ctx context.Context, room, content string, mentions []protocol.Mention) (protocol.MessageSent, error)
 	AgentParticipants(ctx context.Context, room string) ([]protocol.Participant, error)
+	// AgentEvent posts a non-text event (no mentions, wakes nobody).
+	AgentEvent(ctx context.Context, room string, ev protocol.EventFields) (protocol.EventCreated, error)
 	AgentPeers(ctx context.Context) ([]protocol.Peer, error)
 	// AgentSent returns the messages the agent posted in room since the
 	// given time, oldest first.

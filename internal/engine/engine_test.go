@@ -88,6 +88,9 @@ func (f *fakeAgent) AgentParticipants(context.Context, string) ([]protocol.Parti
 	return f.Roster, nil
 }
 func (f *fakeAgent) AgentPeers(context.Context) ([]protocol.Peer, error) { return nil, nil }
+func (f *fakeAgent) AgentEvent(context.Context, string, protocol.EventFields) (protocol.EventCreated, error) {
+	return protocol.EventCreated{ID: "event-1", Success: true}, nil
+}
 func (f *fakeAgent) AgentActivity(_ context.Context, _ string, working bool) error {
 	f.record(fmt.Sprintf("activity %v", working))
 	if f.Activity != nil {

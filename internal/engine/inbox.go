@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jamhq/jam/internal/jam"
@@ -12,18 +13,24 @@ import (
 // InboxItem is one queued message as an attached agent sees it.
 type InboxItem struct {
 	// Seq orders the queue; a page's last Seq starts the next page.
-	Seq             int64
-	Peer            jam.PeerKey
-	Room            jam.RoomID
-	MessageID       jam.PlatformMessageID
-	Binding         jam.BindingID
-	SenderID        jam.IdentityID
-	SenderName      string
+	Seq        int64
+	Peer       jam.PeerKey
+	Room       jam.RoomID
+	MessageID  jam.PlatformMessageID
+	Binding    jam.BindingID
+	SenderID   jam.IdentityID
+	SenderName string
+	// SenderType is the sender's kind as Band says it: "User", "Agent",
+	// or "System" for a local notice.
+	SenderType      string
 	Content         string
 	AddressedToUser bool
 	State           string
 	ReceivedAt      time.Time
 }
+
+// FromAgent says whether an agent sent the message.
+func (it InboxItem) FromAgent() bool { return strings.EqualFold(it.SenderType, "Agent") }
 
 // Inbox page bounds: a read that names no limit gets DefaultInboxLimit
 // messages; none gets more than MaxInboxLimit.
@@ -100,7 +107,7 @@ func (e *Engine) Inbox(ctx context.Context, p InboxParams) (InboxPage, error) {
 				continue // quarantined
 			}
 			out = append(out, InboxItem{Seq: r.Seq, Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
-				SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt})
+				SenderName: m.SenderName, SenderType: m.SenderType, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt})
 		}
 		if len(rows) < want {
 			break // the inbox holds no more
@@ -167,5 +174,5 @@ func (e *Engine) Message(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKe
 		return InboxItem{}, fmt.Errorf("message %s: %w: it could not be read and was quarantined", msg, jam.ErrNotFound)
 	}
 	return InboxItem{Peer: r.Peer, Room: r.Room, MessageID: r.MessageID, Binding: r.Binding, SenderID: r.SenderID,
-		SenderName: m.SenderName, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt}, nil
+		SenderName: m.SenderName, SenderType: m.SenderType, Content: m.Content, AddressedToUser: r.AddressedToUser, State: r.State, ReceivedAt: r.ReceivedAt}, nil
 }

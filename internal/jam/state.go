@@ -73,6 +73,18 @@ const (
 	// ReasonPlacementIncompatible: the session asks for a per-process
 	// setting its shared host does not run; the turn is refused.
 	ReasonPlacementIncompatible = "placement_incompatible"
+	// ReasonNoDisposition: the turn completed without saying what to do
+	// with its message (no reply, no no-reply, and no final text, or a
+	// message from another agent answered only in final text); the
+	// message stays queued.
+	ReasonNoDisposition = "no_disposition"
+	// ReasonHopLimit: the message came from an agent after too many agent
+	// messages in a row in its room with no person in between; it is
+	// acknowledged unanswered and the room is told.
+	ReasonHopLimit = "hop_limit"
+	// ReasonDispositionFailed: a staged disposition (a send, a reply)
+	// could not be posted; the message stays queued.
+	ReasonDispositionFailed = "disposition_failed"
 )
 
 // SessionLifecycle is a session's lifecycle state.

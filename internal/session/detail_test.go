@@ -36,7 +36,7 @@ func TestManager_launchFailureFailsTheTurnWithItsText(t *testing.T) {
 	b := setup(t)
 	var launches atomic.Int32
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			launches.Add(1)
 			return nil, errors.New(`exec: "frobnicator-7": executable file not found in $PATH`)
 		}})

@@ -118,13 +118,17 @@ func (m *Manager) hostFor(ctx context.Context, t store.Template, s store.Session
 	if shared && s.Overrides.DiffersPerProcess(cfg) {
 		return nil, errIncompatible(s)
 	}
-	host, err := m.cfg.Launch(ctx, cfg)
+	var tools []harness.MCPServer
+	if cfg.Session != "" {
+		tools = m.tools(s, cfg)
+	}
+	host, err := m.cfg.Launch(ctx, cfg, tools)
 	if err != nil && cfg.Resume != "" && ctx.Err() == nil {
 		// The CLI may no longer have the thread (its files are gone): a
 		// fresh process, whose new thread sessionOn records.
 		m.log.Info("agent did not start on the session's thread; starting a new thread", "session", s.ID, "thread", cfg.Resume, "err", err)
 		cfg.Resume = ""
-		host, err = m.cfg.Launch(ctx, cfg)
+		host, err = m.cfg.Launch(ctx, cfg, tools)
 	}
 	if err != nil {
 		err = fmt.Errorf("start agent %s: %w", t.Peer, err)
@@ -161,7 +165,7 @@ func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir 
 	if s.ProviderThread != "" {
 		err := fmt.Errorf("%w: the harness does not resume threads in a new process", jam.ErrNotImplemented)
 		if r := l.host.Manifest().Resume; r == harness.ResumeInProcess || r == harness.ResumeAtLaunch {
-			err = l.host.Resume(ctx, harness.Thread(s.ProviderThread), dir)
+			err = l.host.Resume(ctx, harness.Thread(s.ProviderThread), dir, m.tools(s, l.config)...)
 		}
 		if err == nil {
 			l.sessions[s.ID] = harness.Thread(s.ProviderThread)
@@ -169,7 +173,7 @@ func (m *Manager) sessionOn(ctx context.Context, l *lease, s store.Session, dir 
 		}
 		m.log.Info("session not resumed; starting a new one", "session", s.ID, "err", err)
 	}
-	thread, err := l.host.Open(ctx, dir)
+	thread, err := l.host.Open(ctx, dir, m.tools(s, l.config)...)
 	if err != nil {
 		return "", err
 	}
@@ -220,4 +224,19 @@ func (m *Manager) endLease(ctx context.Context, l *lease, reason string) error {
 	}
 	l.host = nil
 	return err
+}
+
+// tools are the MCP servers the session's threads are given under a host
+// configuration: none without Config.Tools.
+func (m *Manager) tools(s store.Session, cfg store.TemplateConfig) []harness.MCPServer {
+	if m.cfg.Tools == nil {
+		return nil
+	}
+	return m.cfg.Tools(s, cfg)
+}
+
+// hasTools says whether the session's thread on l was given jam's tools:
+// its host's harness takes MCP servers and the session has some.
+func (m *Manager) hasTools(l *lease, s store.Session) bool {
+	return l.host.Manifest().MCPServers && len(m.tools(s, l.config)) > 0
 }

@@ -70,7 +70,7 @@ func (b *bundle) recordingManager(t *testing.T, answer func(string) (harness.Out
 	t.Helper()
 	rec := &launches{}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(_ context.Context, cfg store.TemplateConfig) (harness.Process, error) {
+		Launch: func(_ context.Context, cfg store.TemplateConfig, _ []harness.MCPServer) (harness.Process, error) {
 			h := &fakeHost{answer: answer, exited: make(chan struct{})}
 			rec.mu.Lock()
 			rec.cfgs, rec.hosts = append(rec.cfgs, cfg), append(rec.hosts, h)
@@ -215,7 +215,7 @@ func TestManager_restartWaitsForTheRunningTurn(t *testing.T) {
 	var mu sync.Mutex
 	var hosts []*blockingHost
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			h := &blockingHost{fakeHost: fakeHost{exited: make(chan struct{})}, prompted: make(chan struct{}, 1), answer: make(chan struct{})}
 			mu.Lock()
 			hosts = append(hosts, h)
@@ -337,7 +337,7 @@ func TestManager_closeCancelsTheRunningTurn(t *testing.T) {
 	ctx := t.Context()
 	h := &blockingHost{fakeHost: fakeHost{exited: make(chan struct{})}, prompted: make(chan struct{}, 1), answer: make(chan struct{})}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

@@ -153,7 +153,7 @@ func TestManager_observerSeesTurnsAndTheirOutput(t *testing.T) {
 	obs := &observed{}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		Observer: obs, BatchInterval: time.Hour, BatchBytes: 64,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &fakeHost{exited: make(chan struct{}),
 				stream: func(_ string, updates func(harness.Update)) {
 					for range 10 {

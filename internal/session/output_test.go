@@ -53,7 +53,7 @@ func (b *bundle) streamingManager(t *testing.T, st Store, log *slog.Logger, stre
 	obs := &observed{}
 	m, err := New(Config{Workspace: b.ws, Store: st, Settler: b.set, Logger: log, Minter: b.m, RetryDelay: time.Millisecond,
 		Observer: obs, BatchInterval: time.Hour, BatchBytes: 64,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &fakeHost{exited: make(chan struct{}), stream: stream,
 				answer: func(string) (harness.Outcome, error) {
 					return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done"}, nil

@@ -54,7 +54,7 @@ func setupOverrides(t *testing.T, placement jam.Placement) *overrideBundle {
 		}
 	}
 	b.m, err = New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.bundle.m, RetryDelay: time.Millisecond,
-		Launch: func(_ context.Context, cfg store.TemplateConfig) (harness.Process, error) {
+		Launch: func(_ context.Context, cfg store.TemplateConfig, _ []harness.MCPServer) (harness.Process, error) {
 			cmd := strings.Join(cfg.Command, " ")
 			h := &fakeHost{answer: func(string) (harness.Outcome, error) {
 				return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "ran on " + cmd}, nil

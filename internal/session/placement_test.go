@@ -42,7 +42,7 @@ func TestManager_placement(t *testing.T) {
 			}
 			var launched atomic.Int32
 			m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-				Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+				Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 					launched.Add(1)
 					return &fakeHost{answer: func(string) (harness.Outcome, error) {
 						return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "done"}, nil

@@ -25,7 +25,7 @@ func (b *bundle) resultsManager(t *testing.T, answer func(string) (harness.Outco
 	t.Helper()
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		Results: &ResultsConfig{PrivateRoot: filepath.Join(t.TempDir(), "checkpoints"), Exclude: []string{"secrets/"}},
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &fakeHost{answer: answer, exited: make(chan struct{})}, nil
 		}})
 	require.NoError(t, err)
@@ -355,7 +355,7 @@ func TestResults_salvagesATurnADeadDaemonLeftRunning(t *testing.T) {
 
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		Results: &ResultsConfig{PrivateRoot: root},
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &fakeHost{answer: func(string) (harness.Outcome, error) {
 				return harness.Outcome{StopReason: harness.StopCompleted, ProviderReason: "end_turn", Text: "answered"}, nil
 			}, exited: make(chan struct{})}, nil

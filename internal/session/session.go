@@ -93,6 +93,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
@@ -103,7 +104,10 @@ import (
 
 // Launcher starts an agent process (a harness.Process) for a template
 // configuration.
-type Launcher func(ctx context.Context, cfg store.TemplateConfig) (harness.Process, error)
+// tools are the MCP servers a process that serves one session (named in
+// cfg.Session) is given at launch: its session's jam tools (none when the
+// session has none).
+type Launcher func(ctx context.Context, cfg store.TemplateConfig, tools []harness.MCPServer) (harness.Process, error)
 
 // Store is what the runtime needs from the store.
 type Store interface {
@@ -142,6 +146,12 @@ type Settler interface {
 	// Fail marks a message its turn could not answer failed on Band with
 	// a short reason; the message stays queued (engine.Engine.Fail).
 	Fail(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID, reason string) error
+	// Send posts a new message in a room as the agent (a staged send).
+	Send(ctx context.Context, sp engine.SendParams) (engine.SendResult, error)
+	// Participants reads a room's roster as the agent sees it.
+	Participants(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID) ([]protocol.Participant, error)
+	// RoomEvent posts an event (no mention) in a room as the agent.
+	RoomEvent(ctx context.Context, ws jam.WorkspaceID, key jam.PeerKey, room jam.RoomID, ev protocol.EventFields) (protocol.EventCreated, error)
 }
 
 // Config configures a Manager.
@@ -178,6 +188,15 @@ type Config struct {
 	// Results turns on the checkpoints and change sets of turns
 	// (results.go). Nil: none are taken.
 	Results *ResultsConfig
+	// Tools returns the MCP servers (jam's tools, with a capability
+	// scoped to the session) a session's threads are given; nil or an
+	// empty result: none, and the agent answers in final text only.
+	Tools func(s store.Session, cfg store.TemplateConfig) []harness.MCPServer
+	// HopLimit bounds the agent messages in a row in one room with no
+	// person in between (dispositions.go): a message from an agent beyond
+	// it is acknowledged unanswered, and the room is told. 0 is
+	// DefaultHopLimit; negative: no limit.
+	HopLimit int
 }
 
 // Manager runs the owned sessions of one workspace.
@@ -206,6 +225,12 @@ type Manager struct {
 	outputOrder []jam.TurnID               // guarded by mu
 	// life tracks the hosts' turn boundaries (lifecycle.go).
 	life hostUses // guarded by mu
+	// staged holds the dispositions of each session's running turn
+	// (dispositions.go).
+	staged map[jam.SessionID]*staging // guarded by mu
+	// hops counts, per room, the turns taken up in a row for messages
+	// from agents since the last from a person.
+	hops map[jam.RoomID]int // guarded by mu
 }
 
 // What holds a session (Manager.busy).
@@ -261,10 +286,14 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.BatchBytes <= 0 {
 		cfg.BatchBytes = defaultBatchBytes
 	}
+	if cfg.HopLimit == 0 {
+		cfg.HopLimit = DefaultHopLimit
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{cfg: cfg, log: cfg.Logger.With("component", "runtime"), ctx: ctx, cancel: cancel,
 		workers: map[jam.SessionID]*worker{}, hosts: map[string]*lease{}, active: map[jam.TurnID]context.CancelCauseFunc{},
-		busy: map[jam.SessionID]string{}, outputs: map[jam.TurnID]*transcript{}}, nil
+		busy: map[jam.SessionID]string{}, outputs: map[jam.TurnID]*transcript{},
+		staged: map[jam.SessionID]*staging{}, hops: map[jam.RoomID]int{}}, nil
 }
 
 // Start recovers after a restart: a turn that was active when the daemon

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
@@ -69,6 +70,13 @@ type settler struct {
 	// gone are the messages settled elsewhere meanwhile: Message does not
 	// find them.
 	gone map[jam.PlatformMessageID]bool
+	// agents are the messages an agent sent (Message says so).
+	agents map[jam.PlatformMessageID]bool
+	// sends and events are what Send and RoomEvent posted, in order.
+	sends  []engine.SendParams
+	events []protocol.EventFields
+	// roster is what Participants answers.
+	roster []protocol.Participant
 }
 
 func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey, msg jam.PlatformMessageID) (engine.InboxItem, error) {
@@ -78,7 +86,27 @@ func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey,
 	if gone {
 		return engine.InboxItem{}, fmt.Errorf("%w: message %s", jam.ErrNotFound, msg)
 	}
-	return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "ann", Content: "do " + string(msg)}, nil
+	if s.agents[msg] {
+		return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "bot", SenderType: "Agent", Content: "do " + string(msg)}, nil
+	}
+	return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "ann", SenderType: "User", Content: "do " + string(msg)}, nil
+}
+func (s *settler) Send(_ context.Context, sp engine.SendParams) (engine.SendResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sends = append(s.sends, sp)
+	return engine.SendResult{ID: jam.PlatformMessageID(fmt.Sprintf("sent-%d", len(s.sends)))}, nil
+}
+func (s *settler) Participants(context.Context, jam.WorkspaceID, jam.PeerKey, jam.RoomID) ([]protocol.Participant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]protocol.Participant(nil), s.roster...), nil
+}
+func (s *settler) RoomEvent(_ context.Context, _ jam.WorkspaceID, _ jam.PeerKey, _ jam.RoomID, ev protocol.EventFields) (protocol.EventCreated, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, ev)
+	return protocol.EventCreated{ID: fmt.Sprintf("ev-%d", len(s.events)), Success: true}, nil
 }
 func (s *settler) Reply(_ context.Context, rp engine.ReplyParams) (engine.ReplyResult, error) {
 	s.mu.Lock()
@@ -160,7 +188,7 @@ func setup(t *testing.T) *bundle {
 func (b *bundle) manager(t *testing.T, answer func(string) (harness.Outcome, error)) *Manager {
 	t.Helper()
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &fakeHost{answer: answer, exited: make(chan struct{})}, nil
 		}})
 	require.NoError(t, err)
@@ -300,7 +328,7 @@ func TestManager_cancelReachesTurnsAtEveryStage(t *testing.T) {
 	b := setup(t)
 	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}), release: make(chan struct{}), prompts: make(chan string, 4)}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

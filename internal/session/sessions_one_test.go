@@ -77,7 +77,7 @@ func setupOneSession(t *testing.T) *oneSessionRig {
 			}
 			return oneSession, nil
 		},
-		Launch: func(_ context.Context, cfg store.TemplateConfig) (harness.Process, error) {
+		Launch: func(_ context.Context, cfg store.TemplateConfig, _ []harness.MCPServer) (harness.Process, error) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.launched = append(r.launched, cfg)

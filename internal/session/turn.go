@@ -101,13 +101,21 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	// message sent to the session directly carries its own.
 	band := t.SourceMessageID != ""
 	var text string
+	fromAgent := false
 	if band {
 		msg, err := m.cfg.Settler.Message(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
 		if err != nil {
 			// The message was settled or retired meanwhile: nothing to answer.
 			return moveWhy(jam.TurnPreparing, jam.TurnFailed, "message_gone", err)
 		}
-		text = prompt(msg)
+		if n, over := m.hop(s.Room, msg.FromAgent()); over {
+			decided()
+			return m.hopLimited(ctx, s, t, msg, n, func(reason string, cause error) error {
+				return moveWhy(jam.TurnPreparing, jam.TurnFailed, reason, cause)
+			})
+		}
+		fromAgent = msg.FromAgent()
+		text = prompt(msg, m.hasTools(l, s))
 	} else {
 		msg, err := m.cfg.Store.MessageGet(ctx, m.cfg.Workspace, t.MessageID)
 		if err != nil {
@@ -140,6 +148,10 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if band {
 		endWork = m.cfg.Settler.Working(m.cfg.Workspace, s.Peer, s.Room)
 	}
+	// The turn's dispositions are staged from here until its answer is
+	// in: a tool call after that is refused.
+	st := &staging{turn: t, peer: s.Peer, room: s.Room, source: t.SourceMessageID, tools: m.hasTools(l, s), wt: wt, start: res}
+	m.beginStaging(st)
 	running := t
 	batches := 0 // only the batcher's goroutine touches it
 	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []harness.Update) {
@@ -159,6 +171,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		// leaves the last streamed.
 		used.set(ans.Usage, ans.Model)
 	}
+	staged, settledStaged := m.endStaging(st)
 	// The output is out before the turn's end is recorded.
 	out.close()
 	decided()
@@ -191,17 +204,29 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	if _, err := m.cfg.Store.LeaseLive(ctx, m.cfg.Workspace, l.record.Holder); err != nil {
 		return err
 	}
-	if !band {
-		// Sent to the session directly: the answer is the turn's output,
-		// and there is nothing to settle on Band.
-		return move(jam.TurnRunning, jam.TurnSucceeded, ans.Reason())
-	}
+	// What the turn staged is committed in order; then its message
+	// settles: by a staged reply or no-reply, else by the final text
+	// (NO_REPLY acknowledges), except that a message from an agent to a
+	// thread with jam's tools needs an explicit disposition.
 	answer := strings.TrimSpace(ans.Text)
+	var final *Disposition
+	switch {
+	case !band || settledStaged:
+	case answer == noReply:
+		final = &Disposition{Kind: DispositionNoReply, Reason: "NO_REPLY"}
+	case answer != "" && !(fromAgent && st.tools):
+		final = &Disposition{Kind: DispositionReply, Text: answer}
+	}
+	if final != nil {
+		staged = append(staged, *final)
+	}
 	var serr error
-	if answer == "" || answer == noReply {
-		serr = m.cfg.Settler.Ack(ctx, m.cfg.Workspace, s.Peer, t.SourceMessageID)
-	} else {
+	if final != nil && final.Kind == DispositionReply && len(staged) == 1 {
+		// The compatibility answer alone: the engine also keeps the count
+		// of what the harness dropped of it.
 		_, serr = m.cfg.Settler.Reply(ctx, engine.ReplyParams{WorkspaceID: m.cfg.Workspace, Peer: s.Peer, MessageID: t.SourceMessageID, Text: answer, Omitted: ans.Omitted, Turn: t.ID})
+	} else {
+		serr = m.commitDispositions(ctx, st, staged)
 	}
 	if serr != nil {
 		// The message stays queued: it is answered by a later turn.
@@ -209,19 +234,36 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		if err := moveWhy(jam.TurnRunning, jam.TurnFailed, jam.ReasonSettlementFailed, serr); err != nil {
 			return err
 		}
+		if !band {
+			return nil
+		}
 		_, err := m.enqueue(ctx, s, t.MessageID, t.SourceMessageID)
 		return err
+	}
+	if band && !settledStaged && final == nil {
+		why := "the agent answered nothing: no room_reply, no room_no_reply, no final text"
+		if answer != "" {
+			why = "the message came from an agent, which needs room_reply or room_no_reply; the final text was not posted"
+		}
+		return moveWhy(jam.TurnRunning, jam.TurnFailed, jam.ReasonNoDisposition, errors.New(why))
 	}
 	return move(jam.TurnRunning, jam.TurnSucceeded, ans.Reason())
 }
 
 // prompt is the text a turn gives the agent for a message.
-func prompt(msg engine.InboxItem) string {
+func prompt(msg engine.InboxItem, tools bool) string {
 	from := msg.SenderName
 	if from == "" {
 		from = string(msg.SenderID)
 	}
-	return fmt.Sprintf("%s wrote in the room:\n%s", from, msg.Content)
+	if msg.FromAgent() {
+		from += " (an agent)"
+	}
+	p := fmt.Sprintf("%s wrote in the room:\n%s", from, msg.Content)
+	if tools {
+		p += "\n\n[Answer in the room with jam's room_reply tool, or room_no_reply when no answer is needed.]"
+	}
+	return p
 }
 
 // endTurn ends an active turn that failed on the host's side, with
@@ -281,10 +323,11 @@ func (m *Manager) interruptWhy(ctx context.Context, s store.Session, t store.Tur
 // refused, the harness failed) or was cancelled marks the message failed
 // on Band with the turn's reason and detail. The message stays queued and
 // is answered by a later turn. A turn whose message is gone, or whose
-// answer was not settled (it is queued again at once), marks nothing.
+// answer was not settled (it is queued again at once), or that the hop
+// limit stopped (its message is acknowledged), marks nothing.
 func (m *Manager) markFailed(ctx context.Context, s store.Session, t store.Turn) {
 	if t.SourceMessageID == "" || (t.State != jam.TurnFailed && t.State != jam.TurnCancelled) ||
-		t.Reason == "message_gone" || t.Reason == jam.ReasonSettlementFailed {
+		t.Reason == "message_gone" || t.Reason == jam.ReasonSettlementFailed || t.Reason == jam.ReasonHopLimit {
 		return
 	}
 	reason := "turn " + string(t.State) + " (" + t.Reason + ")"

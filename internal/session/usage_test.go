@@ -37,7 +37,7 @@ func (b *bundle) usageManager(t *testing.T, table string, turn func(context.Cont
 	require.NoError(t, err)
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		Prices: func() pricing.Table { return prices },
-		Launch: func(context.Context, store.TemplateConfig) (harness.Process, error) {
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
 			return &usageHost{fakeHost: fakeHost{exited: make(chan struct{})}, turn: turn}, nil
 		}})
 	require.NoError(t, err)
