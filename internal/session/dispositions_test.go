@@ -54,7 +54,9 @@ func (b *bundle) toolManager(t *testing.T, tools bool, hopLimit int, act func(m 
 	r.host = &toolHost{fakeHost: fakeHost{exited: make(chan struct{}), answer: func(text string) (harness.Outcome, error) { return act(r.m, text) }}}
 	cfg := Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
 		HopLimit: hopLimit,
-		Launch:   func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return r.host, nil }}
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
+			return r.host, nil
+		}}
 	if tools {
 		cfg.Tools = func(s store.Session, _ store.TemplateConfig) []harness.MCPServer {
 			return []harness.MCPServer{{Name: "jam", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer " + string(s.ID)}}}

@@ -337,7 +337,9 @@ func TestManager_closeCancelsTheRunningTurn(t *testing.T) {
 	ctx := t.Context()
 	h := &blockingHost{fakeHost: fakeHost{exited: make(chan struct{})}, prompted: make(chan struct{}, 1), answer: make(chan struct{})}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
+			return h, nil
+		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

@@ -66,7 +66,9 @@ func (b *bundle) messageManager(t *testing.T, p *promptHost, steers bool) (*Mana
 	ended := make(endedTurns, 16)
 	h := &steeringHost{fakeHost: &fakeHost{answer: p.answer, exited: make(chan struct{})}, steers: steers, steered: make(chan string, 4)}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Observer: ended, Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
+		Observer: ended, Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
+			return h, nil
+		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
 	t.Cleanup(func() {

@@ -328,7 +328,9 @@ func TestManager_cancelReachesTurnsAtEveryStage(t *testing.T) {
 	b := setup(t)
 	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}), release: make(chan struct{}), prompts: make(chan string, 4)}
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
+			return h, nil
+		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(t.Context()))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()

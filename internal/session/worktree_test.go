@@ -153,7 +153,9 @@ func TestManager_worktreeRefusedWhileATurnRuns(t *testing.T) {
 	h := &gatedHost{fakeHost: fakeHost{exited: make(chan struct{})}, opening: make(chan struct{}, 1), release: make(chan struct{}), prompts: make(chan string, 4)}
 	close(h.release)
 	m, err := New(Config{Workspace: b.ws, Store: b.st, Settler: b.set, Logger: slog.New(slog.DiscardHandler), Minter: b.m, RetryDelay: time.Millisecond,
-		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) { return h, nil }})
+		Launch: func(context.Context, store.TemplateConfig, []harness.MCPServer) (harness.Process, error) {
+			return h, nil
+		}})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	defer func() { require.NoError(t, m.Stop(context.Background())) }()
