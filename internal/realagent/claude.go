@@ -39,7 +39,14 @@ type Claude struct {
 	Isolated bool
 
 	sock, addr string
+	links      []Link // further addresses the bridge serves (Reach)
 }
+
+// Reach makes addr, a loopback TCP address of the test process (an MCP
+// server's), reachable from the isolated CLI too: the bridge serves it in
+// the namespace, forwarded to sock, a unix socket the same server serves.
+// Call it before Command.
+func (c *Claude) Reach(sock, addr string) { c.links = append(c.links, Link{sock, addr}) }
 
 // NewClaude finds the binary (or skips t) and prepares a home and an
 // environment pointing Claude Code at model, which must be started: the
@@ -95,7 +102,7 @@ func (c *Claude) Command() []string {
 	if !c.Isolated {
 		return []string{c.Binary}
 	}
-	return append([]string{"unshare", "-n"}, BridgeCommand(c.sock, c.addr, c.Binary)...)
+	return append([]string{"unshare", "-n"}, BridgeLinksCommand(append([]Link{{c.sock, c.addr}}, c.links...), c.Binary)...)
 }
 
 // SandboxCommand is the argv that runs claude in a sandbox that cuts the

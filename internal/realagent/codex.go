@@ -46,9 +46,16 @@ type Codex struct {
 	// Isolated says the agent runs in its own network namespace.
 	Isolated bool
 
-	sock string // the fake model's unix socket, when isolated
-	addr string // the fake model's TCP address
+	sock  string // the fake model's unix socket, when isolated
+	addr  string // the fake model's TCP address
+	links []Link // further addresses the bridge serves (Reach)
 }
+
+// Reach makes addr, a loopback TCP address of the test process (an MCP
+// server's), reachable from the isolated agent too: the bridge serves it
+// in the namespace, forwarded to sock, a unix socket the same server
+// serves. Call it before Command.
+func (c *Codex) Reach(sock, addr string) { c.links = append(c.links, Link{sock, addr}) }
 
 // NewCodex finds the binary (or skips t) and prepares a home whose
 // config.toml points Codex at model, which must be started: a custom
@@ -131,7 +138,7 @@ func (c *Codex) Command() []string {
 	if !c.Isolated {
 		return []string{c.Binary}
 	}
-	return append([]string{"unshare", "-n"}, BridgeCommand(c.sock, c.addr, c.Binary)...)
+	return append([]string{"unshare", "-n"}, BridgeLinksCommand(append([]Link{{c.sock, c.addr}}, c.links...), c.Binary)...)
 }
 
 // SandboxCommand is the argv that runs codex in a sandbox that cuts the

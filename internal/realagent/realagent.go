@@ -71,9 +71,16 @@ type OpenCode struct {
 	// Isolated says the agent runs in its own network namespace.
 	Isolated bool
 
-	sock string // the fake model's unix socket, when isolated
-	addr string // the fake model's TCP address
+	sock  string // the fake model's unix socket, when isolated
+	addr  string // the fake model's TCP address
+	links []Link // further addresses the bridge serves (Reach)
 }
+
+// Reach makes addr, a loopback TCP address of the test process (an MCP
+// server's), reachable from the isolated agent too: the bridge serves it
+// in the namespace, forwarded to sock, a unix socket the same server
+// serves. Call it before Command.
+func (o *OpenCode) Reach(sock, addr string) { o.links = append(o.links, Link{sock, addr}) }
 
 // NewOpenCode finds the binary (or skips t) and prepares a home and a
 // configuration pointing at model, which must be started. It adds a unix
@@ -149,7 +156,7 @@ func (o *OpenCode) Command() []string {
 	if !o.Isolated {
 		return argv
 	}
-	return append([]string{"unshare", "-n"}, BridgeCommand(o.sock, o.addr, argv...)...)
+	return append([]string{"unshare", "-n"}, BridgeLinksCommand(append([]Link{{o.sock, o.addr}}, o.links...), argv...)...)
 }
 
 // KindCommand is Command for the opencode harness kind, which adds `acp`
@@ -159,7 +166,7 @@ func (o *OpenCode) KindCommand() []string {
 	if !o.Isolated {
 		return argv
 	}
-	return append([]string{"unshare", "-n"}, BridgeCommand(o.sock, o.addr, argv...)...)
+	return append([]string{"unshare", "-n"}, BridgeLinksCommand(append([]Link{{o.sock, o.addr}}, o.links...), argv...)...)
 }
 
 // openCodeEnv is the environment of one opencode run.
