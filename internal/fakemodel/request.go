@@ -120,8 +120,11 @@ type FunctionCall struct {
 
 // Tool is a function the client offers.
 type Tool struct {
-	Type     string `json:"type"`
-	Function struct {
+	Type string `json:"type"`
+	// Namespace is the namespace tool (Responses API) a function is
+	// offered in; a namespace itself is a Tool of type namespace too.
+	Namespace string `json:"namespace,omitempty"`
+	Function  struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		Parameters  json.RawMessage `json:"parameters,omitempty"`

@@ -42,6 +42,8 @@ type responsesTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Tools are a namespace tool's functions.
+	Tools []responsesTool `json:"tools,omitempty"`
 }
 
 // responsesRoles are the message roles the Responses API knows.
@@ -130,6 +132,11 @@ func DecodeResponsesRequest(r io.Reader) (Request, error) {
 		tool := Tool{Type: t.Type}
 		tool.Function.Name, tool.Function.Description, tool.Function.Parameters = name, t.Description, t.Parameters
 		req.Tools = append(req.Tools, tool)
+		for _, f := range t.Tools {
+			ft := Tool{Type: f.Type, Namespace: name}
+			ft.Function.Name, ft.Function.Description, ft.Function.Parameters = f.Name, f.Description, f.Parameters
+			req.Tools = append(req.Tools, ft)
+		}
 	}
 	return req, nil
 }
@@ -174,6 +181,9 @@ func responsesOutput(c Captured, reply Reply) (msg, call map[string]any) {
 	if tc := reply.ToolCall; tc != nil {
 		call = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", c.Seq), "status": "completed",
 			"call_id": callID("call_", c.Seq, tc), "name": tc.Name, "arguments": string(tc.Arguments)}
+		if tc.Namespace != "" {
+			call["namespace"] = tc.Namespace
+		}
 	}
 	return msg, call
 }

@@ -39,6 +39,9 @@ type ToolCallReply struct {
 	// n being the request's number.
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name"`
+	// Namespace, for the Responses format, is the namespace tool the
+	// function is offered in (Codex offers an MCP server's tools in one).
+	Namespace string `json:"namespace,omitempty"`
 	// Arguments is the call's JSON object.
 	Arguments json.RawMessage `json:"arguments"`
 }

@@ -63,10 +63,11 @@ func (Harness) Name() string { return Name }
 
 // Manifest implements harness.Harness: many threads per process, resume in
 // a new process (thread/resume), interrupt by turn id (turn/interrupt),
-// approvals (command and file-change requests), steer (turn/steer).
+// approvals (command, file-change and MCP tool call requests), steer
+// (turn/steer), MCP servers (thread/start and thread/resume config).
 func (Harness) Manifest() harness.Manifest {
 	return harness.Manifest{Harness: Name, Version: harness.ManifestVersion, Sessions: harness.SessionsMany,
-		Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}
+		Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true, MCPServers: true}
 }
 
 // Launch implements harness.Harness: it starts `<Argv…> app-server`
@@ -171,6 +172,7 @@ type turn struct {
 	// titles are the tool items' titles, by item id: an approval that
 	// gives no command or reason is titled by its item.
 	titles map[string]string
+	order  []string // the titled items' ids, in order
 
 	answer   harness.Answer
 	messages int // agentMessage items completed
@@ -529,6 +531,9 @@ func (p *process) apply(tu *turn, ev Event) []harness.Update {
 	case EventItemStarted:
 		if ev.Item.IsTool() {
 			if len(tu.titles) < maxTitles {
+				if _, ok := tu.titles[ev.Item.ID]; !ok {
+					tu.order = append(tu.order, ev.Item.ID)
+				}
 				tu.titles[ev.Item.ID] = ev.Item.Title
 			}
 			send(harness.Update{Kind: harness.UpdateToolStart, ToolCallID: ev.Item.ID, Title: ev.Item.Title, ToolKind: ev.Item.ToolKind,
@@ -584,13 +589,29 @@ func (p *process) apply(tu *turn, ev Event) []harness.Update {
 // other request with an error at once.
 func (p *process) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
-	case RequestCommandApproval, RequestFileApproval:
+	case RequestCommandApproval, RequestFileApproval, RequestMCPElicitation:
 	default:
+		p.spec.Logger.Debug("codex request refused", "method", method)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "jam does not answer " + method}
 	}
 	a, err := DecodeApproval(method, params)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	answer := func(allow bool) any {
+		switch {
+		case a.Elicitation && allow:
+			return elicitationResult{Action: ElicitAccept, Content: map[string]any{}}
+		case a.Elicitation:
+			return elicitationResult{Action: ElicitDecline}
+		case allow:
+			return approvalResult{Decision: DecisionAccept}
+		}
+		return approvalResult{Decision: DecisionDecline}
+	}
+	if a.Elicitation && !a.MCPToolCall {
+		// A server's own question: jam has no one to ask.
+		return answer(false), nil
 	}
 	p.mu.Lock()
 	tu := p.running(a.ThreadID, a.TurnID)
@@ -600,19 +621,32 @@ func (p *process) handle(ctx context.Context, method string, params json.RawMess
 		if a.Title == "" {
 			a.Title = tu.titles[a.ItemID]
 		}
+		if a.ItemID == "" && a.MCPToolCall {
+			a.ItemID = tu.itemTitled(a.Title)
+		}
 	}
 	p.mu.Unlock()
 	if tu == nil || tctx.Err() != nil {
 		// No turn of jam's asks (it is over, or cancelled): refuse.
-		return approvalResult{Decision: DecisionDecline}, nil
+		return answer(false), nil
 	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(tctx, cancel)
 	defer stop()
 	d := p.approve(actx, harness.ApprovalRequest{Thread: harness.Thread(a.ThreadID), ToolCallID: a.ItemID, Title: a.Title, ToolKind: a.ToolKind})
-	if d == harness.AllowOnce && actx.Err() == nil {
-		return approvalResult{Decision: DecisionAccept}, nil
+	return answer(d == harness.AllowOnce && actx.Err() == nil), nil
+}
+
+// itemTitled is the id of the turn's last tool item titled title, or
+// "": an MCP tool call's approval names no item, but its item (titled
+// SERVER.TOOL) has started. Called under process.mu.
+func (tu *turn) itemTitled(title string) string {
+	id := ""
+	for _, it := range tu.order {
+		if tu.titles[it] == title {
+			id = it
+		}
 	}
-	return approvalResult{Decision: DecisionDecline}, nil
+	return id
 }

@@ -35,6 +35,14 @@
 //     item/fileChange/requestApproval are requests from the server that
 //     block the turn until answered {decision: accept|decline}; a declined
 //     command's item ends "declined" and the model is told it was refused.
+//   - thread/start and thread/resume take config, overrides keyed as -c
+//     spells them: mcp_servers.NAME {url, http_headers} gives the thread a
+//     streamable HTTP MCP server, kept with the thread in this process and
+//     written nowhere under CODEX_HOME; its tools are offered to the model
+//     in a namespace tool mcp__NAME, and each call made after an
+//     mcpServer/elicitation/request whose _meta says codex_approval_kind
+//     mcp_tool_call, answered {action: accept|decline}; a declined call is
+//     not made and the model is told the user rejected it.
 //
 // Invariants, beyond the seam's (package harness):
 //   - every thread runs with approvalPolicy "untrusted": Codex asks before
@@ -42,8 +50,11 @@
 //     callback (the agent's permission policy) answers accept or decline,
 //     under either policy; under "on-request" Codex runs the model's
 //     commands unasked;
-//   - every other request from the server (permissions, user input, MCP
-//     elicitation, dynamic tools, the legacy applyPatchApproval and
+//   - an MCP tool call's approval goes through the same callback (its
+//     title SERVER.TOOL, its item the tool call's); an elicitation that is
+//     not an approval is declined at once (jam has no one to ask);
+//   - every other request from the server (permissions, user input,
+//     dynamic tools, the legacy applyPatchApproval and
 //     execCommandApproval, anything unknown) is answered at once with a
 //     JSON-RPC error, never left pending to block the turn;
 //   - every thread runs with sandbox "danger-full-access": jam's executor

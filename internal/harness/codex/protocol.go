@@ -39,7 +39,28 @@ const (
 const (
 	RequestCommandApproval = "item/commandExecution/requestApproval"
 	RequestFileApproval    = "item/fileChange/requestApproval"
+	// RequestMCPElicitation is an MCP server's elicitation, which Codex
+	// also uses to ask before an MCP tool call (its _meta says
+	// codex_approval_kind mcp_tool_call); only those are approvals, and
+	// every other elicitation is declined.
+	RequestMCPElicitation = "mcpServer/elicitation/request"
 )
+
+// ApprovalKindMCPToolCall is the codex_approval_kind of an elicitation
+// that asks before an MCP tool call.
+const ApprovalKindMCPToolCall = "mcp_tool_call"
+
+// Elicitation actions.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+)
+
+// elicitationResult answers an elicitation.
+type elicitationResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
 
 // Turn statuses (turn/completed's turn.status).
 const (
@@ -414,9 +435,14 @@ func planStatus(s string) string {
 // needs.
 type Approval struct {
 	ThreadID, TurnID, ItemID string
-	// Title is the command, else the reason Codex gives.
+	// Title is the command, else the reason Codex gives; for an MCP tool
+	// call, SERVER.TOOL (as the tool item's title says).
 	Title    string
 	ToolKind string
+	// Elicitation says the request is an elicitation (answered with an
+	// action, not a decision); MCPToolCall that it asks before an MCP
+	// tool call, the only elicitation that is an approval.
+	Elicitation, MCPToolCall bool
 }
 
 // DecodeApproval decodes the params of an approval request (method is
@@ -424,11 +450,16 @@ type Approval struct {
 // is an error.
 func DecodeApproval(method string, params json.RawMessage) (Approval, error) {
 	var w struct {
-		ThreadID string `json:"threadId"`
-		TurnID   string `json:"turnId"`
-		ItemID   string `json:"itemId"`
-		Command  string `json:"command"`
-		Reason   string `json:"reason"`
+		ThreadID   string `json:"threadId"`
+		TurnID     string `json:"turnId"`
+		ItemID     string `json:"itemId"`
+		Command    string `json:"command"`
+		Reason     string `json:"reason"`
+		ServerName string `json:"serverName"`
+		Meta       struct {
+			Kind     string `json:"codex_approval_kind"`
+			ToolName string `json:"tool_name"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &w); err != nil {
 		return Approval{}, fmt.Errorf("codex: %s: %w", method, err)
@@ -437,8 +468,12 @@ func DecodeApproval(method string, params json.RawMessage) (Approval, error) {
 		return Approval{}, fmt.Errorf("codex: %s without a thread id", method)
 	}
 	a := Approval{ThreadID: w.ThreadID, TurnID: w.TurnID, ItemID: w.ItemID, Title: w.Command, ToolKind: "execute"}
-	if method == RequestFileApproval {
+	switch method {
+	case RequestFileApproval:
 		a.ToolKind = "edit"
+	case RequestMCPElicitation:
+		a.Elicitation, a.MCPToolCall = true, w.Meta.Kind == ApprovalKindMCPToolCall
+		a.Title, a.ToolKind = w.ServerName+"."+w.Meta.ToolName, "other"
 	}
 	if a.Title == "" {
 		a.Title = w.Reason

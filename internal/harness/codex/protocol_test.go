@@ -111,6 +111,13 @@ func TestDecodeApproval(t *testing.T) {
 			want: codex.Approval{ThreadID: "t", TurnID: "u", ItemID: "c", Title: "needs network", ToolKind: "execute"}},
 		{name: "file change", method: codex.RequestFileApproval, raw: `{"threadId":"t","turnId":"u","itemId":"p1","startedAtMs":1,"reason":"write outside the workspace","grantRoot":"/x"}`,
 			want: codex.Approval{ThreadID: "t", TurnID: "u", ItemID: "p1", Title: "write outside the workspace", ToolKind: "edit"}},
+		// As Codex 0.171 asks before an MCP tool call.
+		{name: "MCP tool call", method: codex.RequestMCPElicitation,
+			raw:  `{"threadId":"t","turnId":"u","serverName":"jam","environmentId":null,"mode":"form","_meta":{"codex_approval_kind":"mcp_tool_call","persist":["session","always"],"tool_name":"echo","tool_description":"Echoes its text back.","tool_params":{"text":"hi"}},"message":"Allow the jam MCP server to run tool \"echo\"?","requestedSchema":{"type":"object","properties":{}}}`,
+			want: codex.Approval{ThreadID: "t", TurnID: "u", Title: "jam.echo", ToolKind: "other", Elicitation: true, MCPToolCall: true}},
+		{name: "a server's own elicitation", method: codex.RequestMCPElicitation,
+			raw:  `{"threadId":"t","turnId":"u","serverName":"jam","mode":"form","message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`,
+			want: codex.Approval{ThreadID: "t", TurnID: "u", Title: "jam.", ToolKind: "other", Elicitation: true}},
 		{name: "no thread", method: codex.RequestCommandApproval, raw: `{"itemId":"c","command":"ls"}`, wantErr: true},
 		{name: "wrong type", method: codex.RequestFileApproval, raw: `{"threadId":5}`, wantErr: true},
 		{name: "not json", method: codex.RequestFileApproval, raw: `{`, wantErr: true},

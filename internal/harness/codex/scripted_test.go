@@ -431,7 +431,8 @@ func TestScripted_outcome(t *testing.T) {
 	p := launchScripted(t, harness.LaunchSpec{Model: "gpt-test"})
 	m := p.Manifest()
 	require.Equal(t, harness.Manifest{Harness: "codex", Version: harness.ManifestVersion, Agent: "jam/0.171.0 (scripted app-server)",
-		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true}, m)
+		Sessions: harness.SessionsMany, Resume: harness.ResumeInProcess, Steer: true, Interrupt: true, InterruptNeedsTurn: true, Approvals: true,
+		MCPServers: true}, m)
 	th := openScripted(t, p)
 	out, c := scriptedTurn(t, p, th, "say hi")
 	want := harness.Usage{InputTokens: 8, CachedTokens: 3, OutputTokens: 7, ReasoningTokens: 2}
