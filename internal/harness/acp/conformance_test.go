@@ -66,9 +66,11 @@ func conformanceAgent() {
 		Handler: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			switch method {
 			case acp.MethodInitialize:
-				return map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{"loadSession": true},
-					"agentInfo": map[string]any{"name": "conformance", "version": agentVersion()}}, nil
+				return map[string]any{"protocolVersion": acp.ProtocolVersion,
+					"agentCapabilities": map[string]any{"loadSession": true, "mcpCapabilities": map[string]any{"http": os.Getenv(mcpHTTPEnv) != ""}},
+					"agentInfo":         map[string]any{"name": "conformance", "version": agentVersion()}}, nil
 			case acp.MethodSessionNew:
+				recordMCP(method, params)
 				late.Wait()
 				mu.Lock()
 				n++
@@ -76,6 +78,7 @@ func conformanceAgent() {
 				mu.Unlock()
 				return map[string]any{"sessionId": id}, nil
 			case acp.MethodSessionLoad:
+				recordMCP(method, params)
 				var p acp.LoadSessionParams
 				_ = json.Unmarshal(params, &p)
 				// The history is replayed as the user's and the agent's
@@ -144,6 +147,33 @@ func conformanceAgent() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// mcpHTTPEnv, set, makes the conformance agent say it takes HTTP MCP
+// servers; mcpFileEnv names a file it appends each session/new's and
+// session/load's method and mcpServers to, one line each.
+const (
+	mcpHTTPEnv = "JAM_ACP_TEST_MCP_HTTP"
+	mcpFileEnv = "JAM_ACP_TEST_MCP_FILE"
+)
+
+// recordMCP appends a session request's mcpServers to the mcpFileEnv
+// file, if any.
+func recordMCP(method string, params json.RawMessage) {
+	path := os.Getenv(mcpFileEnv)
+	if path == "" {
+		return
+	}
+	var p struct {
+		MCPServers json.RawMessage `json:"mcpServers"`
+	}
+	_ = json.Unmarshal(params, &p)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintf(f, "%s %s\n", method, p.MCPServers)
 }
 
 // argvEnv, set, makes the conformance agent give its arguments as its

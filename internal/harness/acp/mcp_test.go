@@ -3,7 +3,11 @@ package acp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +48,58 @@ func TestMCPServers(t *testing.T) {
 			b, err := json.Marshal(acp.NewSessionParams{Cwd: "/w", MCPServers: acp.MCPServers(tc.tools)})
 			require.NoError(t, err)
 			require.JSONEq(t, `{"cwd":"/w","mcpServers":`+tc.want+`}`, string(b))
+		})
+	}
+}
+
+// TestHarness_mcpServers: the scripted agent that says it takes HTTP MCP
+// servers gets them in session/new and session/load; one that does not
+// gets none, its sessions open, and the adapter says so once in its log,
+// without the header values.
+func TestHarness_mcpServers(t *testing.T) {
+	t.Parallel()
+	const secret = "Bearer jam-cap-scripted-0123456789"
+	tools := []harness.MCPServer{{Name: "jam", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": secret}}}
+	for _, tc := range []struct {
+		name string
+		http bool
+		want string
+	}{
+		{"HTTP", true, `[{"type":"http","name":"jam","url":"http://127.0.0.1:1/mcp","headers":[{"name":"Authorization","value":"` + secret + `"}]}]`},
+		{"NoHTTP", false, `[]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := conformance(t)
+			record := filepath.Join(t.TempDir(), "mcp.txt")
+			s.Spec.Env = append(s.Spec.Env, mcpFileEnv+"="+record)
+			if tc.http {
+				s.Spec.Env = append(s.Spec.Env, mcpHTTPEnv+"=1")
+			}
+			logs := &syncBuffer{}
+			s.Spec.Logger = slog.New(slog.NewTextHandler(logs, nil))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			p, err := s.Harness.Launch(ctx, s.Spec)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = p.Stop(context.Background()) })
+			require.Equal(t, tc.http, p.Manifest().MCPServers)
+			dir := t.TempDir()
+			th, err := p.Open(ctx, dir, tools...)
+			require.NoError(t, err)
+			_, err = p.Open(ctx, dir, tools...)
+			require.NoError(t, err)
+			require.NoError(t, p.Resume(ctx, th, dir, tools...))
+			b, err := os.ReadFile(record)
+			require.NoError(t, err)
+			want := fmt.Sprintf("session/new %s\nsession/new %s\nsession/load %s\n", tc.want, tc.want, tc.want)
+			require.Equal(t, want, string(b))
+			require.NotContains(t, logs.String(), "jam-cap-", "no header value is logged")
+			if tc.http {
+				require.NotContains(t, logs.String(), "cannot take")
+			} else {
+				require.Equal(t, 1, strings.Count(logs.String(), "the agent cannot take HTTP MCP servers"), "said once: %s", logs)
+			}
 		})
 	}
 }
