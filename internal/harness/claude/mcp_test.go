@@ -3,8 +3,10 @@ package claude_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +108,31 @@ func TestClaude_mcp(t *testing.T) {
 		results := ts[len(ts)-1].ToolResults()
 		require.NotEmpty(t, results)
 		require.Contains(t, string(results[len(results)-1].Content), "echo: hi from claude", "the tool's result reached the model")
+	})
+
+	// Without a private directory the configuration goes into a
+	// temporary one, removed with it when the process stops.
+	t.Run("TemporaryDir", func(t *testing.T) {
+		spec := harness.LaunchSpec{Argv: cl.Command(), Executor: local.New(), Dir: t.TempDir(), Env: cl.Env, HandshakeTimeout: step,
+			Logger: slog.New(slog.DiscardHandler), MCP: []harness.MCPServer{srv.Server("jam", token)}}
+		ctx, cancel := context.WithTimeout(t.Context(), step)
+		defer cancel()
+		p, err := claude.Harness{}.Launch(ctx, spec)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Stop(context.Background()) })
+		path := ""
+		for _, c := range harnesstest.GroupCmdlines(t, p.Pid()) {
+			if _, after, ok := strings.Cut(c, "--mcp-config "); ok {
+				path, _, _ = strings.Cut(after, " ")
+			}
+		}
+		require.NotEmpty(t, path, "the CLI is given --mcp-config")
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+		require.NoError(t, p.Stop(ctx))
+		_, err = os.Stat(filepath.Dir(path))
+		require.ErrorIs(t, err, fs.ErrNotExist, "the temporary directory is removed")
 	})
 
 	t.Run("WrongToken", func(t *testing.T) {
