@@ -102,6 +102,8 @@ var openAPIRoutes = []docRoute{
 	{pattern: "GET /v1/deliveries/{delivery}", summary: "One delivery: its intent, state, commit, branch and pull request", status: 200, resp: wire.Delivery{}},
 	{pattern: "POST /v1/deliveries/{delivery}/follow", summary: "Read the delivery's pull request from GitHub now (state, head, checks)", status: 200, resp: wire.Delivery{}},
 	{pattern: "POST /v1/deliveries/{delivery}/merge", summary: "Merge the delivery's pull request behind its gates (open, approved, head unchanged, checks green)", status: 202, resp: wire.Operation{}, req: wire.MergeRequest{}},
+	{pattern: "GET /v1/approvals", summary: "List the questions owned agents ask the person (permission ask), oldest first", status: 200, resp: wire.Approvals{}},
+	{pattern: "POST /v1/approvals/{approval}", summary: "Answer an approval: allow, always (for the session and kind of tool) or deny", status: 200, resp: wire.ApprovalAnswer{}, req: wire.ApproveRequest{}},
 	{pattern: "GET /v1/operations", summary: "List the long actions (deliver, merge, capture, worktree archive, remove and restore), newest first", status: 200, resp: wire.Operations{}, query: []string{"kind", "subject", "limit"}},
 	{pattern: "GET /v1/operations/{operation}", summary: "One long action (deliver, merge): state, progress, result, error, jobs and every step's evidence", status: 200, resp: wire.Operation{}},
 	{pattern: "GET /v1/openapi.json", summary: "This document", status: 200, resp: map[string]any{}},

@@ -59,6 +59,7 @@ func (s *Server) routes() http.Handler {
 	s.connectionRoutes(mux)
 	s.jobRoutes(mux)
 	s.deliveryRoutes(mux)
+	s.approvalRoutes(mux)
 	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 

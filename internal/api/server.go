@@ -38,6 +38,7 @@ type Backend interface {
 	Connections
 	Jobs
 	Deliveries
+	Approvals
 }
 
 // Runtime is the daemon's owned-runtime surface.

@@ -73,6 +73,7 @@ var layers = map[string]layer{
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,
 	"internal/events":              domain,
+	"internal/approval":            domain,
 	"internal/band":                adapter,
 	"internal/hub":                 adapter,
 	"internal/hub/...":             adapter,

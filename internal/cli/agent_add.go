@@ -47,7 +47,7 @@ func newAgentAddCmd(io *IOStreams, deps Deps, runF func(context.Context, *AgentA
 		opts.lookupEnv = os.LookupEnv
 	}
 	cmd := &cobra.Command{
-		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--harness KIND] [--command CMD] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]... [--commit-turns]",
+		Use:   "add NAME [--description D] [--account P] [--key KEY | --key -] [--harness KIND] [--command CMD] [--repo PATH] [--placement shared|dedicated] [--permission allow|reject|ask] [--model M] [--env NAME[=VALUE]]... [--handshake-timeout D] [--sandbox bwrap|local] [--network on|off] [--read-only PATH]... [--commit-turns]",
 		Short: "Register a new agent on Band, or import one by its key",
 		Long: `Register a new agent on Band under an account, or, with --key, import an
 existing agent by its API key ("--key -" reads it from stdin). Prints the
@@ -128,7 +128,7 @@ this with.`,
 	cmd.Flags().StringVar(&opts.Harness, "harness", "", "make the agent owned, driven as one of: "+harnessKindsFlag()+" (default acp with --command)")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "the repository owned sessions get worktrees of (absolute path)")
 	cmd.Flags().StringVar(&opts.Placement, "placement", "shared", "shared: one process for all rooms; dedicated: one per room")
-	cmd.Flags().StringVar(&opts.Permission, "permission", "reject", "answer to the agent's permission requests: allow or reject")
+	cmd.Flags().StringVar(&opts.Permission, "permission", "reject", "answer to the agent's permission requests: allow, reject, or ask (the person answers with jam approve or in the web UI)")
 	cmd.Flags().StringVar(&opts.Model, "model", "", "the model an owned agent's sessions use")
 	cmd.Flags().StringArrayVar(&opts.Env, "env", nil, "add NAME=VALUE (or NAME: this command's value) to an owned agent's environment; repeatable")
 	cmd.Flags().DurationVar(&opts.HandshakeTimeout, "handshake-timeout", 0, "bound on an owned agent's protocol handshake, 1s to 30m (default 2m)")

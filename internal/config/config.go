@@ -58,6 +58,9 @@ type Config struct {
 	// ChangeSetMaxPatchBytes bounds a change set's stored patch; 0 means
 	// the default (8 MiB).
 	ChangeSetMaxPatchBytes int64
+	// ApprovalTimeout is how long an agent's question to the person waits
+	// before it is denied; 0 means the default (10m).
+	ApprovalTimeout time.Duration
 	// HopLimit bounds the agent messages in a row in one room with no
 	// person in between; 0 means the default (8), -1 no limit.
 	HopLimit int

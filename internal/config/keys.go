@@ -154,6 +154,17 @@ var keys = []key{
 		c.ChangeSetMaxPatchBytes = n
 		return nil
 	}},
+	{name: "approval_timeout", usage: "how long an agent's question (permission ask) waits for the person before it is denied, e.g. 10m (10s to 24h)", set: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 10m", v)
+		}
+		if d < 10*time.Second || d > 24*time.Hour {
+			return fmt.Errorf("%s is outside 10s to 24h", d)
+		}
+		c.ApprovalTimeout = d
+		return nil
+	}},
 	{name: "hop_limit", usage: "agent messages in a row in one room, with no person in between, after which a message from an agent is acknowledged unanswered and the room told (1 to 1000, or off)", set: func(c *Config, v string) error {
 		if strings.TrimSpace(v) == "off" {
 			c.HopLimit = -1

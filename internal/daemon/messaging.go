@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jamhq/jam/internal/approval"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/connection"
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/mcp"
 	"github.com/jamhq/jam/internal/metrics"
@@ -49,6 +51,9 @@ type messaging struct {
 	runtime *session.Manager
 	// tools is jam's MCP server for owned agents (tools.go).
 	tools *mcp.Server
+	// approvals holds the questions agents ask the person (approvals.go).
+	approvals *approval.Service
+	ask       harness.Approval // asks the person (approvals.go)
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients

@@ -60,6 +60,10 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 	if err != nil {
 		return err
 	}
+	if m.approvals, err = m.newApprovals(&del.rt); err != nil {
+		return err
+	}
+	m.ask = m.askPerson(&del.rt)
 	tools, err := mcp.New(mcp.Config{Actions: toolActions{m: m, rt: &del.rt}, Logger: m.log})
 	if err != nil {
 		return err
@@ -193,7 +197,11 @@ func (m *messaging) launch(ctx context.Context, cfg store.TemplateConfig, tools 
 	for _, t := range tools {
 		secrets = append(secrets, t.Secrets()...)
 	}
-	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env, MCP: tools, PrivateDir: area.tmp,
+	var ask harness.Approval
+	if harness.Policy(cfg.Permission) == harness.PolicyAsk {
+		ask = m.ask
+	}
+	return h.Launch(ctx, harness.LaunchSpec{Argv: cfg.Command, Executor: ex, Dir: dir, Env: env, MCP: tools, PrivateDir: area.tmp, Approve: ask,
 		Writable: area.writable, ReadOnly: area.readOnly, NoNetwork: cfg.NoNetwork, Secrets: secrets,
 		Logger: m.log, HandshakeTimeout: cfg.HandshakeTimeout, Model: cfg.Model, Policy: harness.Policy(cfg.Permission),
 		Resume: harness.Thread(cfg.Resume)})

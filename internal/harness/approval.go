@@ -29,9 +29,10 @@ const (
 	Reject Decision = "reject"
 )
 
-// Approval answers approval requests. It is called from the adapter's
-// reading goroutine and must not block for long; ctx ends with the
-// request (the turn was cancelled).
+// Approval answers approval requests. Each adapter calls it on a
+// goroutine of the one request, never its reading loop, so it may wait
+// (for a person, under PolicyAsk); ctx ends with the request (the turn was
+// cancelled, or the process is gone).
 type Approval func(ctx context.Context, req ApprovalRequest) Decision
 
 // Policy is the harness-neutral permission policy of an agent: each
@@ -44,22 +45,26 @@ const (
 	PolicyAllow Policy = "allow"
 	// PolicyReject rejects each request.
 	PolicyReject Policy = "reject"
+	// PolicyAsk asks the person (the daemon's Approve); a process
+	// started without one rejects.
+	PolicyAsk Policy = "ask"
 )
 
 // Policies lists the policies, for validation.
-var Policies = []Policy{PolicyAllow, PolicyReject}
+var Policies = []Policy{PolicyAllow, PolicyReject, PolicyAsk}
 
 // ParsePolicy parses a policy name.
 func ParsePolicy(s string) (Policy, error) {
 	switch p := Policy(s); p {
-	case PolicyAllow, PolicyReject:
+	case PolicyAllow, PolicyReject, PolicyAsk:
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: permission policy %q (want allow or reject)", jam.ErrInvalid, s)
+	return "", fmt.Errorf("%w: permission policy %q (want allow, reject or ask)", jam.ErrInvalid, s)
 }
 
 // Approve implements Approval: AllowOnce under PolicyAllow, Reject under
-// anything else.
+// anything else (PolicyAsk included: asking is the daemon's, through
+// LaunchSpec.Approve).
 func (p Policy) Approve(context.Context, ApprovalRequest) Decision {
 	if p == PolicyAllow {
 		return AllowOnce

@@ -20,6 +20,11 @@ const (
 	UpdatePlan UpdateKind = "plan"
 	// UpdateUsage reports the turn's usage so far.
 	UpdateUsage UpdateKind = "usage"
+	// UpdateApproval records how an approval request of the turn was
+	// answered: Title says what was asked and Status the decision (allow,
+	// always, deny, timeout, cancelled), ToolCallID and ToolKind the call.
+	// jam adds it; no CLI streams it.
+	UpdateApproval UpdateKind = "approval"
 )
 
 // Tool call statuses.

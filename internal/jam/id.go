@@ -70,6 +70,9 @@ type JobID string
 // OperationID identifies a user-visible long-running operation ("op_").
 type OperationID string
 
+// ApprovalID identifies a question an agent's turn asks the person ("appr_").
+type ApprovalID string
+
 // Prefix returns the ID prefix of the type, including the underscore.
 func (WorkspaceID) Prefix() string  { return "ws_" }
 func (AccountID) Prefix() string    { return "acct_" }
@@ -88,6 +91,7 @@ func (DelegationID) Prefix() string { return "del_" }
 func (ConnectionID) Prefix() string { return "con_" }
 func (JobID) Prefix() string        { return "job_" }
 func (OperationID) Prefix() string  { return "op_" }
+func (ApprovalID) Prefix() string   { return "appr_" }
 
 // ID is the constraint satisfied by every jam-minted identifier type.
 type ID interface {

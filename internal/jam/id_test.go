@@ -92,7 +92,7 @@ func TestPrefixes_areDistinct(t *testing.T) {
 		jam.TurnID("").Prefix(), jam.ExecutionID("").Prefix(), jam.LeaseID("").Prefix(),
 		jam.WorktreeID("").Prefix(), jam.SnapshotID("").Prefix(), jam.ChangeSetID("").Prefix(),
 		jam.DeliveryID("").Prefix(), jam.DelegationID("").Prefix(), jam.ConnectionID("").Prefix(),
-		jam.JobID("").Prefix(), jam.OperationID("").Prefix(),
+		jam.JobID("").Prefix(), jam.OperationID("").Prefix(), jam.ApprovalID("").Prefix(),
 	}
 	seen := map[string]bool{}
 	for _, p := range prefixes {

@@ -35,3 +35,4 @@ func (id *DelegationID) UnmarshalText(b []byte) error { return unmarshalID(id, b
 func (id *ConnectionID) UnmarshalText(b []byte) error { return unmarshalID(id, b) }
 func (id *JobID) UnmarshalText(b []byte) error        { return unmarshalID(id, b) }
 func (id *OperationID) UnmarshalText(b []byte) error  { return unmarshalID(id, b) }
+func (id *ApprovalID) UnmarshalText(b []byte) error   { return unmarshalID(id, b) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/engine"
+	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"
 	"github.com/jamhq/jam/internal/store"
 )
@@ -89,6 +90,9 @@ type staging struct {
 	// capturing serializes captures during the turn with its end: the
 	// turn's end waits for a capture under way.
 	capturing sync.Mutex
+	// thread is the provider thread the turn runs on; out its output.
+	thread harness.Thread
+	out    *batcher
 }
 
 // Stage stages a disposition for the session's running turn. It is
@@ -231,6 +235,32 @@ func (m *Manager) CaptureInTurn(ctx context.Context, session jam.SessionID) (sto
 		return store.ChangeSet{}, err
 	}
 	return m.capture(ctx, *st.start, end, st.turn.ID, store.ChangeSetRequest)
+}
+
+// RunningTurn finds the running turn of a provider thread (an approval
+// request names its thread): its session and turn.
+func (m *Manager) RunningTurn(thread harness.Thread) (store.Session, store.Turn, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.staged {
+		if st.thread == thread {
+			return store.Session{ID: st.turn.SessionID, WorkspaceID: st.turn.WorkspaceID, Peer: st.peer, Room: st.room}, st.turn, true
+		}
+	}
+	return store.Session{}, store.Turn{}, false
+}
+
+// TurnEvidence adds u to the output of the session's running turn (what
+// jam decided for it, such as an approval's answer); it does nothing when
+// no turn of the session runs.
+func (m *Manager) TurnEvidence(session jam.SessionID, u harness.Update) {
+	// Under mu: the turn's end removes its staging before it closes the
+	// output, so an update is either in the output or not taken.
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.staged[session]; st != nil {
+		st.out.add(u)
+	}
 }
 
 // Participants is the room's roster of the session, as its agent sees it.

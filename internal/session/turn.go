@@ -150,8 +150,7 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	}
 	// The turn's dispositions are staged from here until its answer is
 	// in: a tool call after that is refused.
-	st := &staging{turn: t, peer: s.Peer, room: s.Room, source: t.SourceMessageID, tools: m.hasTools(l, s), wt: wt, start: res}
-	m.beginStaging(st)
+	st := &staging{turn: t, peer: s.Peer, room: s.Room, source: t.SourceMessageID, tools: m.hasTools(l, s), wt: wt, start: res, thread: thread}
 	running := t
 	batches := 0 // only the batcher's goroutine touches it
 	out := newBatcher(m.cfg.BatchInterval, m.cfg.BatchBytes, func(batch []harness.Update) {
@@ -160,6 +159,8 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 		m.keepOutput(running.ID, batches, batch)
 		m.cfg.Observer.TurnOutput(OutputEvent{Turn: running, Peer: s.Peer, Room: s.Room, Batch: batches, Updates: batch})
 	})
+	st.out = out
+	m.beginStaging(st)
 	ans, perr := l.host.Prompt(turnCtx, thread, harness.Input{Text: withNotes(notes, text)}, func(u harness.Update) {
 		if u.Kind == harness.UpdateUsage && u.Usage != nil {
 			used.set(*u.Usage, "")

@@ -191,7 +191,8 @@ type TemplateConfig struct {
 	// Repo is the repository sessions get worktrees of; "" gives each
 	// session an empty workspace directory.
 	Repo string `json:"repo,omitempty"`
-	// Permission answers the agent's permission requests: allow or reject.
+	// Permission answers the agent's permission requests: allow, reject or
+	// ask (the person is asked).
 	Permission string `json:"permission"`
 	// Env is added to the agent's environment, in order, on top of an
 	// allowlist of the daemon's own. Values are often credentials: each is sealed with the

@@ -28,7 +28,7 @@ func (t Template) Validate() error {
 }
 
 // Validate checks a runtime configuration: a harness and a command, a
-// known placement, allow or reject as permission, storable text.
+// known placement, allow, reject or ask as permission, storable text.
 func (c TemplateConfig) Validate() error {
 	if c.Harness == "" || len(c.Command) == 0 || c.Command[0] == "" {
 		return fmt.Errorf("%w: a runtime configuration needs a harness and a command", jam.ErrInvalid)
@@ -36,8 +36,8 @@ func (c TemplateConfig) Validate() error {
 	if _, err := jam.ParseEnum("placement", string(c.Placement), jam.Placements); err != nil {
 		return err
 	}
-	if c.Permission != "allow" && c.Permission != "reject" {
-		return fmt.Errorf("%w: permission %q (want allow or reject)", jam.ErrInvalid, c.Permission)
+	if c.Permission != "allow" && c.Permission != "reject" && c.Permission != "ask" {
+		return fmt.Errorf("%w: permission %q (want allow, reject or ask)", jam.ErrInvalid, c.Permission)
 	}
 	for _, f := range append([]string{c.Harness, c.Model, c.Repo}, c.Command...) {
 		if err := ValidateText("runtime configuration", f); err != nil {

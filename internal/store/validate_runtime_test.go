@@ -101,7 +101,7 @@ func TestTemplateSessionValidate(t *testing.T) {
 		{"noCommand", func(c *store.TemplateConfig) { c.Command = nil }, "needs a harness and a command", nil},
 		{"emptyProgram", func(c *store.TemplateConfig) { c.Command = []string{""} }, "needs a harness and a command", nil},
 		{"badPlacement", func(c *store.TemplateConfig) { c.Placement = "anywhere" }, `unknown placement "anywhere"`, nil},
-		{"badPermission", func(c *store.TemplateConfig) { c.Permission = "ask" }, `permission "ask" (want allow or reject)`, nil},
+		{"badPermission", func(c *store.TemplateConfig) { c.Permission = "prompt" }, `permission "prompt" (want allow, reject or ask)`, nil},
 		{"modelNUL", func(c *store.TemplateConfig) { c.Model = withNUL }, "runtime configuration contains a NUL byte", nil},
 		{"argUTF8", func(c *store.TemplateConfig) { c.Command = []string{"agent", badUTF8} }, "runtime configuration is not valid UTF-8", nil},
 	})

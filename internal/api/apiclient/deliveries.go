@@ -79,3 +79,17 @@ func (c *Client) Operation(ctx context.Context, id string) (wire.Operation, erro
 	err := c.do(ctx, request{method: http.MethodGet, path: pathf("/v1/operations/%s", id)}, &out)
 	return out, err
 }
+
+// Approvals lists the pending approvals, oldest first.
+func (c *Client) Approvals(ctx context.Context) ([]wire.Approval, error) {
+	var out wire.Approvals
+	err := c.do(ctx, request{method: http.MethodGet, path: "/v1/approvals"}, &out)
+	return out.Approvals, err
+}
+
+// Approve answers a pending approval.
+func (c *Client) Approve(ctx context.Context, id string, r wire.ApproveRequest) (wire.ApprovalAnswer, error) {
+	var out wire.ApprovalAnswer
+	err := c.do(ctx, request{method: http.MethodPost, path: pathf("/v1/approvals/%s", id), body: r}, &out)
+	return out, err
+}

@@ -70,6 +70,7 @@ type Backend struct {
 	// Jobs (jobs.go).
 	JobFuncs
 	DeliveryFuncs
+	ApprovalFuncs
 }
 
 // ErrUnset is what a method whose function field is nil returns.

@@ -73,7 +73,8 @@ type AgentRuntime struct {
 	Model     string   `json:"model,omitempty"`
 	Repo      string   `json:"repo,omitempty"`
 	Placement string   `json:"placement,omitempty"`
-	// Permission answers the agent's permission requests: allow or reject.
+	// Permission answers the agent's permission requests: allow, reject or
+	// ask (the person is asked: jam approvals).
 	Permission string `json:"permission,omitempty"`
 	// Env, in a request, adds NAME=VALUE variables to the agent's
 	// environment (on top of an allowlist of jamd's: PATH, LANG, LC_*,
