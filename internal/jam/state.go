@@ -117,6 +117,9 @@ const (
 // SessionRoles lists every session role.
 var SessionRoles = []SessionRole{RoleDeveloper, RoleReview, RoleTest, RoleResearch, RoleSecurity, RoleIntegration, RoleCoordinator}
 
+// ParseSessionRole parses one of SessionRoles.
+func ParseSessionRole(s string) (SessionRole, error) { return ParseEnum("session role", s, SessionRoles) }
+
 // Routing says how an accepted message reaches its session.
 type Routing string
 

@@ -30,6 +30,19 @@ func TestParseEnum(t *testing.T) {
 	require.ErrorContains(t, err, `unknown routing "shout"`)
 }
 
+func TestParseSessionRole(t *testing.T) {
+	t.Parallel()
+	for _, r := range jam.SessionRoles {
+		got, err := jam.ParseSessionRole(string(r))
+		require.NoError(t, err)
+		require.Equal(t, r, got)
+	}
+	for _, bad := range []string{"", "Review", "reviewer", " review"} {
+		_, err := jam.ParseSessionRole(bad)
+		require.ErrorIs(t, err, jam.ErrInvalid, "%q", bad)
+	}
+}
+
 func TestTurnState_moves(t *testing.T) {
 	t.Parallel()
 	for _, from := range jam.TurnStates {
