@@ -34,6 +34,9 @@ type Store interface {
 	// the deliveries of change sets to a remote.
 	Operations
 	Deliveries
+	// Delegations holds parents' assignments of work to child sessions
+	// and their immutable results.
+	Delegations
 
 	Workspaces
 	Settings

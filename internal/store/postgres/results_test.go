@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
 )
 
 // TestResults_updateRefusedInTheDatabase: no statement, from any code
@@ -53,4 +57,48 @@ func TestOperationEvidence_appendOnlyInTheDatabase(t *testing.T) {
 	var detail string
 	require.NoError(t, s.pool.QueryRow(ctx, `SELECT detail FROM operation_evidence WHERE operation_id = 'op_x' AND seq = 1`).Scan(&detail))
 	require.Equal(t, `{"sha":"a"}`, detail)
+}
+
+// TestDelegationResults_immutableAndSealedInTheDatabase: no statement,
+// from any code path, changes or removes a delegation's result
+// (migration 0025's trigger), and the instructions, the contract and
+// the result are not stored in the clear.
+func TestDelegationResults_immutableAndSealedInTheDatabase(t *testing.T) {
+	t.Parallel()
+	s := sealedOpener(t)(t)
+	ctx := t.Context()
+	ws, id, child := delegationFixture(t, s)
+	_, _, err := s.DelegationSubmit(ctx, store.DelegationSubmitParams{WorkspaceID: ws, ID: id, Child: child,
+		Result: []byte(`{"verdict":"approve","secret":"tell-no-one"}`), At: time.Now()})
+	require.NoError(t, err)
+	for _, stmt := range []string{
+		`UPDATE delegation_results SET digest = 'forged'`,
+		`UPDATE delegation_results SET result = '\x00'::bytea`,
+		`DELETE FROM delegation_results`,
+	} {
+		_, err = s.pool.Exec(ctx, stmt)
+		require.ErrorContains(t, err, "immutable", stmt)
+	}
+	var instructions, contract, result []byte
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT d.instructions, d.contract, r.result FROM delegations d
+JOIN delegation_results r ON r.delegation_id = d.id WHERE d.id = $1`, id).Scan(&instructions, &contract, &result))
+	require.NotContains(t, string(instructions), "Review")
+	require.NotContains(t, string(contract), "verdict")
+	require.NotContains(t, string(result), "tell-no-one")
+}
+
+// delegationFixture stores a workspace and a running delegation.
+func delegationFixture(t *testing.T, s store.Store) (jam.WorkspaceID, jam.DelegationID, jam.SessionID) {
+	t.Helper()
+	ctx := t.Context()
+	m := jam.NewMinter(nil, nil)
+	w, err := s.WorkspaceEnsure(ctx, store.WorkspaceEnsureParams{ID: jam.New[jam.WorkspaceID](m), Name: "w", At: time.Now()})
+	require.NoError(t, err)
+	d, err := s.DelegationCreate(ctx, store.Delegation{ID: jam.New[jam.DelegationID](m), WorkspaceID: w.ID, Parent: jam.New[jam.SessionID](m),
+		Role: jam.RoleReview, Agent: "p/a", Instructions: "Review the change", Contract: []byte(`{"required":["verdict"]}`),
+		ContractName: store.ContractReview, MaxAttempts: 1, CreatedAt: time.Now()})
+	require.NoError(t, err)
+	d, err = s.DelegationSetChild(ctx, store.DelegationSetChildParams{WorkspaceID: w.ID, ID: d.ID, Child: jam.New[jam.SessionID](m), At: time.Now()})
+	require.NoError(t, err)
+	return w.ID, d.ID, d.Child
 }

@@ -40,4 +40,5 @@ func TestStoretest_runtime(t *testing.T) {
 	storetest.Results(t, sealedOpener)
 	storetest.Jobs(t, sealedOpener)
 	storetest.Connections(t, sealedOpener)
+	storetest.Delegations(t, sealedOpener)
 }

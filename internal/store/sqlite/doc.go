@@ -144,7 +144,9 @@
 //     (workspace, change set; migration 0020). An empty value stays empty
 //     TEXT; a sealed one is a BLOB. A job's payload, result and error
 //     (workspace, job; migration 0021) are BLOBs from the start, sealed
-//     whenever the store has a Sealer, empty when the value is.
+//     whenever the store has a Sealer, empty when the value is; so are a
+//     delegation's instructions and contract (workspace, delegation) and
+//     its result (workspace, delegation; migration 0025).
 //
 // A row written in the clear (before migration 0015, or by a store opened
 // without a Sealer) is TEXT; [Open] with a Sealer seals every such value,

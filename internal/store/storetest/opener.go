@@ -125,6 +125,12 @@ type (
 		store.Operations
 		store.Deliveries
 	}
+	// DelegationsStore is what [Delegations] needs: delegations of the
+	// messaging fixture's workspaces.
+	DelegationsStore interface {
+		MessagingBase
+		store.Delegations
+	}
 	// RuntimeRetentionStore is what [RuntimeRetention] needs.
 	RuntimeRetentionStore interface {
 		TurnsStore
@@ -167,6 +173,7 @@ type handle struct {
 	store.Connections
 	store.Operations
 	store.Deliveries
+	store.Delegations
 }
 
 var _ store.Store = handle{}
@@ -238,6 +245,22 @@ func Exercise[S store.Store](t *testing.T, o Opener[S]) {
 	Results(t, o)
 	Jobs(t, o)
 	Connections(t, o)
+	Delegations(t, o)
+}
+
+// Delegations checks [store.Delegations]: the state machine, the
+// attempts' bound and fence, tenancy, sealing round trips, the
+// immutability of results, and two handles submitting one delegation at
+// once.
+func Delegations[S DelegationsStore](t *testing.T, o Opener[S]) {
+	t.Helper()
+	db := narrow(o, func(s S) handle {
+		h := messagingBase(s)
+		h.Delegations = s
+		return h
+	})
+	delegationCases(t, single(db))
+	delegationRaces(t, db)
 }
 
 // Jobs checks [store.Jobs]: the state machine, idempotency, bounds, the
