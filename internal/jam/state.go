@@ -118,7 +118,9 @@ const (
 var SessionRoles = []SessionRole{RoleDeveloper, RoleReview, RoleTest, RoleResearch, RoleSecurity, RoleIntegration, RoleCoordinator}
 
 // ParseSessionRole parses one of SessionRoles.
-func ParseSessionRole(s string) (SessionRole, error) { return ParseEnum("session role", s, SessionRoles) }
+func ParseSessionRole(s string) (SessionRole, error) {
+	return ParseEnum("session role", s, SessionRoles)
+}
 
 // Routing says how an accepted message reaches its session.
 type Routing string

@@ -37,8 +37,8 @@ const (
 reason, error, attempts, max_attempts, generation, created_at, updated_at`
 	delegationInsert = `INSERT INTO delegations (` + delegationColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::bigint, $15::bigint, $16::bigint, $17::bigint, $18::bigint)`
-	delegationByID   = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND id = $2`
-	delegationList   = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND ($2 = '' OR parent_session = $2)
+	delegationByID = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND id = $2`
+	delegationList = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND ($2 = '' OR parent_session = $2)
 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3`
 	delegationSetChild = `UPDATE delegations SET child_session = $1, state = 'running', generation = generation + 1, updated_at = $2::bigint
 WHERE workspace_id = $3 AND id = $4 AND state = 'pending' AND child_session = ''
