@@ -69,6 +69,7 @@ var layers = map[string]layer{
 	"internal/worktree":            domain,
 	"internal/changeset":           domain,
 	"internal/connection":          domain,
+	"internal/delegation":          domain,
 	"internal/pricing":             domain,
 	"internal/agentconf":           domain,
 	"internal/roomfeed":            domain,
