@@ -61,6 +61,7 @@ func TestStoreCopy(t *testing.T) {
 	job := enqueueStoppedJob(t, cfg)
 	con := addStoppedConnection(t, cfg)
 	op, evidence, dlv := addStoppedDelivery(t, cfg)
+	del, delResult := addStoppedDelegation(t, cfg)
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 	require.Regexp(t, `^copied \d+ rows in \d+ tables to postgres 127\.0\.0\.1:\d+/jam_test_\w+; counts equal, [1-9]\d* sealed values open to the same content\n`, out)
@@ -116,6 +117,14 @@ func TestStoreCopy(t *testing.T) {
 	gotDlv, err := pg.DeliveryGet(ctx, dlv.WorkspaceID, dlv.ID)
 	require.NoError(t, err)
 	require.Equal(t, dlv, gotDlv, "the delivery (pull request flag and all) reads back the same through the PostgreSQL store")
+	require.Contains(t, out, "  delegations            1\n")
+	require.Contains(t, out, "  delegation_results     1\n")
+	gotDel, err := pg.DelegationGet(ctx, del.WorkspaceID, del.ID)
+	require.NoError(t, err)
+	require.Equal(t, del, gotDel, "the delegation, sealed instructions and contract, reads back the same")
+	gotResult, err := pg.DelegationResultGet(ctx, del.WorkspaceID, del.ID)
+	require.NoError(t, err)
+	require.Equal(t, delResult, gotResult, "the sealed result opens to the same value in PostgreSQL")
 
 	// Twice: the target is not empty any more, and nothing changes.
 	code, out, errOut = runJam(t, env, "store", "copy", "--data-dir", cfg.DataDir)
@@ -173,6 +182,27 @@ func addStoppedConnection(t *testing.T, cfg config.Config) store.Connection {
 	c, err = st.ConnectionRotate(ctx, c.WorkspaceID, c.ID, []byte("second-secret"), at.Add(time.Second))
 	require.NoError(t, err)
 	return c
+}
+
+// addStoppedDelegation writes a submitted delegation and its result into
+// a stopped daemon's SQLite store and returns them as stored.
+func addStoppedDelegation(t *testing.T, cfg config.Config) (store.Delegation, store.DelegationResult) {
+	t.Helper()
+	ctx := t.Context()
+	st, wss := openStopped(t, cfg)
+	defer func() { require.NoError(t, st.Close()) }()
+	m := jam.NewMinter(nil, nil)
+	at := time.Now()
+	d, err := st.DelegationCreate(ctx, store.Delegation{ID: jam.New[jam.DelegationID](m), WorkspaceID: wss[0].ID, Parent: jam.New[jam.SessionID](m),
+		Role: jam.RoleReview, Agent: "local/coder", Instructions: "Review the change", Inputs: store.DelegationInputs{Commit: strings.Repeat("a", 40)},
+		Contract: []byte(`{"type":"object"}`), ContractName: store.ContractReview, MaxAttempts: 3, CreatedAt: at})
+	require.NoError(t, err)
+	d, err = st.DelegationSetChild(ctx, store.DelegationSetChildParams{WorkspaceID: d.WorkspaceID, ID: d.ID, Child: jam.New[jam.SessionID](m), At: at})
+	require.NoError(t, err)
+	d, r, err := st.DelegationSubmit(ctx, store.DelegationSubmitParams{WorkspaceID: d.WorkspaceID, ID: d.ID, Child: d.Child,
+		Result: []byte(`{"verdict":"approve","findings":[]}`), At: at})
+	require.NoError(t, err)
+	return d, r
 }
 
 // addStoppedDelivery writes a running deliver operation with two
