@@ -222,6 +222,9 @@ func (d Delegation) Refusal(what string, generation int64, want ...DelegationSta
 	if what == "submit" && d.State == DelegationSubmitted {
 		return fmt.Errorf("%w: delegation %s has its result already", jam.ErrAlreadyExists, d.ID)
 	}
+	if what == "submit" && d.State == DelegationRunning {
+		return fmt.Errorf("%w: submit: the submitting session is not the child of delegation %s", jam.ErrConflict, d.ID)
+	}
 	for _, s := range want {
 		if d.State == s {
 			return fmt.Errorf("%w: %s: generation %d, the delegation is at %d (%s)", jam.ErrConflict, what, generation, d.Generation, d.State)
