@@ -1,8 +1,6 @@
 package daemon_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,33 +12,6 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/demoagent"
 )
-
-// waitApproval waits until an approval is pending and returns it.
-func waitApproval(t *testing.T, c *apiclient.Client) wire.Approval {
-	t.Helper()
-	var got []wire.Approval
-	require.Eventually(t, func() bool {
-		var err error
-		got, err = c.Approvals(t.Context())
-		require.NoError(t, err)
-		return len(got) == 1
-	}, 60*time.Second, 10*time.Millisecond, "an approval waits")
-	return got[0]
-}
-
-// approvalUpdates are the approval updates of a turn's output.
-func approvalUpdates(t *testing.T, c *apiclient.Client, turn string) []wire.TurnUpdate {
-	t.Helper()
-	out, err := c.TurnOutput(t.Context(), turn)
-	require.NoError(t, err)
-	var ups []wire.TurnUpdate
-	for _, u := range out.Updates {
-		if u.Kind == "approval" {
-			ups = append(ups, u)
-		}
-	}
-	return ups
-}
 
 // TestApprovals_askAllowDenyTimeout: under permission ask each turn of the
 // demo agent waits on an approval, announced in the room with the
@@ -66,36 +37,8 @@ func TestApprovals_askAllowDenyTimeout(t *testing.T) {
 	me, err := owner.Profile(ctx)
 	require.NoError(t, err)
 
-	notes := func() int {
-		ss, err := c.Sessions(ctx)
-		require.NoError(t, err)
-		require.Len(t, ss, 1)
-		b, err := os.ReadFile(filepath.Join(ss[0].Worktree, demoagent.NotesFile))
-		if os.IsNotExist(err) {
-			return 0
-		}
-		require.NoError(t, err)
-		return strings.Count(string(b), "\n- ")
-	}
-	// turnEnds waits for the session's n-th turn to end and returns it.
-	turnEnds := func(n int) wire.Turn {
-		var tr wire.Turn
-		require.Eventually(t, func() bool {
-			ss, err := c.Sessions(ctx)
-			require.NoError(t, err)
-			if len(ss) != 1 {
-				return false
-			}
-			ts, err := c.Turns(ctx, ss[0].ID)
-			require.NoError(t, err)
-			if len(ts) < n || (ts[n-1].State != "succeeded" && ts[n-1].State != "failed") {
-				return false
-			}
-			tr = ts[n-1]
-			return true
-		}, 60*time.Second, 10*time.Millisecond, "turn %d ends", n)
-		return tr
-	}
+	notes := func() int { return demoNotes(t, c) }
+	turnEnds := func(n int) wire.Turn { return nthTurnEnds(t, c, n) }
 	roomEvents := func() []protocol.Message {
 		page, err := owner.ChatMessages(ctx, room.ID, "", 100)
 		require.NoError(t, err)
