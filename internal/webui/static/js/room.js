@@ -175,7 +175,23 @@ export function mountRoom(main, { id, focus = null }) {
   }
 
   const nearBottom = () => wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 120;
-  const toBottom = () => { wrap.scrollTop = wrap.scrollHeight; };
+  // A timeline read at its end stays there while messages are drawn
+  // again taller (links, delivery chips) and while the cards and lines
+  // around the composer take height from it. The scroll is smooth: its
+  // steps say nothing of where the person reads until it ends.
+  let atEnd = true, following = false;
+  const toBottom = () => {
+    following = true;
+    wrap.scrollTop = wrap.scrollHeight;
+  };
+  wrap.addEventListener('scroll', () => { if (!following) atEnd = nearBottom(); }, { passive: true });
+  wrap.addEventListener('scrollend', () => {
+    following = false;
+    atEnd = nearBottom();
+  });
+  const resized = new ResizeObserver(() => { if (atEnd) toBottom(); });
+  resized.observe(wrap);
+  resized.observe(timeline);
 
   function emptyState() {
     const empty = timeline.querySelector('.empty');
@@ -646,6 +662,7 @@ export function mountRoom(main, { id, focus = null }) {
   return {
     destroy() {
       destroyed = true;
+      resized.disconnect();
       offs.forEach((f) => f());
       document.removeEventListener('visibilitychange', onVisible);
       setViewing(null);
