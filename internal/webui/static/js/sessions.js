@@ -358,6 +358,18 @@ export function mountSession(main, { id, turn: pinned }) {
             h('span', { class: 'tool-status' }, u.status || ''));
           break;
         }
+        case 'approval': {
+          // The person's answer to the agent's request: the title ends
+          // with "(DECISION by WHO)", shown as words of its own.
+          lastNode = null;
+          const m = /^(.*) \((\S+) by (.+)\)$/.exec(u.title || '');
+          const what = m ? m[1] : u.title || u.tool_kind || 'a tool call';
+          const decision = u.status || (m && m[2]) || '';
+          node = h('div', { class: 'out-approval', dataset: { kind: 'approval', decision, tool: u.tool_call_id || '' } },
+            h('strong', null, 'Approval: '), h('span', { class: 'approval-title' }, what),
+            decision ? [' — ', h('span', { class: 'approval-decision' }, decision), m ? ` (by ${m[3]})` : ''] : null);
+          break;
+        }
         case 'plan':
           lastNode = null;
           output.querySelector('.out-plan')?.remove();
