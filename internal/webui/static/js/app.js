@@ -11,11 +11,13 @@ import { mountRoom } from './room.js';
 import { mountAgents } from './agents.js';
 import { mountStatus } from './status.js';
 import { mountAgentSessions, mountSession } from './sessions.js';
+import { loadApprovals, mountIndicator } from './approvals.js';
 
 const main = document.getElementById('main');
 const conn = document.getElementById('conn');
 const signoutBtn = document.getElementById('signout');
 const sidebar = mountSidebar(document.getElementById('sidebar'));
+mountIndicator(document.getElementById('approvals'));
 
 const routes = [
   { re: /^#\/?$/, name: 'rooms', title: 'Rooms', mount: mountRooms },
@@ -170,7 +172,7 @@ async function boot() {
   } catch {
     // Shown by the views that need accounts.
   }
-  await Promise.all([loadRooms().catch(() => {}), loadAgents().catch(() => {})]);
+  await Promise.all([loadRooms().catch(() => {}), loadAgents().catch(() => {}), loadApprovals().catch(() => {})]);
   initCounts();
 }
 

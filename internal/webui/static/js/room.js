@@ -12,6 +12,7 @@ import { markRead, setViewing, noteMessage } from './unread.js';
 import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
 import { loadUsage, sumLine } from './usage.js';
 import { summary } from './changes.js';
+import { forRoom, loadApprovals, onApprovals, answer, timeLeft, pending as pendingApprovals } from './approvals.js';
 
 const STATUS_TEXT = {
   queued: 'queued',
@@ -79,10 +80,13 @@ export function mountRoom(main, { id, focus = null }) {
     h('div', { class: 'composer-row' }, suggest, ta, sendBtn),
     h('p', { id: 'compose-hint', class: 'hint' }, 'Enter sends, Shift+Enter starts a new line. Mention an agent with @ to give it work.'),
     errorEl);
+  // The approvals the room's agents wait for, above the composer.
+  const asks = h('section', { class: 'asks', 'aria-label': 'Approvals waiting for you', hidden: true });
   const back = h('a', { href: '#/', class: 'btn btn--quiet back', 'aria-label': 'All rooms', title: 'All rooms' }, h('span', { 'aria-hidden': 'true' }, '‹'));
   main.replaceChildren(h('section', { class: 'room', 'aria-labelledby': 'page-title' },
     h('header', { class: 'room-head' }, back, title, usageEl, peopleBtn),
     h('div', { class: 'room-body' }, wrap, people),
+    asks,
     form));
 
   const showPeople = (open) => {
@@ -126,11 +130,12 @@ export function mountRoom(main, { id, focus = null }) {
     }
     const cls = ['msg', mine ? 'msg--me' : agent ? 'msg--agent' : 'msg--user'];
     if (msg.message_type && msg.message_type !== 'text') cls.push('msg--event');
+    if (msg.message_type === 'attention' || msg.message_type === 'error') cls.push(`msg--${msg.message_type}`);
     if (msg.pending) cls.push('msg--pending');
     if (msg.id === focused) cls.push('msg--focus');
     const dl = deliveries(msg);
     const handle = participants.find((p) => p.id === msg.sender_id)?.handle;
-    return h('li', { class: cls.join(' '), tabindex: msg.id === focused ? '-1' : null, dataset: { id: msg.id, sender: mine ? 'me' : agent ? 'agent' : 'user' } },
+    return h('li', { class: cls.join(' '), tabindex: msg.id === focused ? '-1' : null, dataset: { id: msg.id, sender: mine ? 'me' : agent ? 'agent' : 'user', type: msg.message_type || 'text' } },
       h('div', { class: 'msg-head' },
         h('span', { class: 'who' }, mine ? 'You' : senderName(msg)),
         handle && !mine ? h('span', { class: 'sub' }, `@${handle}`) : null,
@@ -558,8 +563,71 @@ export function mountRoom(main, { id, focus = null }) {
     }
   }
 
+  // Approvals: a card per pending approval of this room, with the time
+  // left and the three answers. A card goes when the approval is
+  // answered, wherever that happens, or times out.
+  const DECISIONS = [['allow', 'Allow', ''], ['always', 'Always allow', 'btn--quiet'], ['deny', 'Deny', 'btn--quiet btn--danger']];
+  const cards = new Map(); // approval id -> card
+  let tick = 0;
+  function renderAsks() {
+    const list = forRoom(id);
+    const ids = new Set(list.map((a) => a.id));
+    for (const [aid, card] of cards) {
+      if (!ids.has(aid)) {
+        card.remove();
+        cards.delete(aid);
+      }
+    }
+    for (const a of list) if (!cards.has(a.id)) cards.set(a.id, askCard(a));
+    asks.replaceChildren(...list.map((a) => cards.get(a.id)));
+    asks.hidden = !list.length;
+    if (list.length && !tick) tick = setInterval(renderLeft, 1000);
+    if (!list.length && tick) {
+      clearInterval(tick);
+      tick = 0;
+    }
+    renderLeft();
+  }
+  function renderLeft() {
+    const now = Date.now();
+    for (const [aid, card] of cards) {
+      const a = pendingApprovals.get(aid);
+      const el = card.querySelector('.ask-left');
+      if (a && el) el.textContent = timeLeft(a, now);
+    }
+  }
+  function askCard(a) {
+    const agent = a.agent || 'An agent';
+    const headId = `ask-${a.id}`;
+    const buttons = DECISIONS.map(([decision, label, cls]) => h('button', {
+      type: 'button', class: `btn ${cls}`.trim(), dataset: { approval: a.id, decision }, 'aria-label': `${label}: ${agent} to ${a.title}`,
+    }, label));
+    const card = h('article', { class: 'ask', role: 'group', 'aria-labelledby': headId, dataset: { approval: a.id } },
+      h('p', { class: 'ask-what', id: headId }, h('strong', null, agent), ' asks to ', h('span', { class: 'ask-title' }, a.title)),
+      h('p', { class: 'ask-meta' }, a.tool_kind ? h('span', { class: 'kind' }, a.tool_kind) : null, h('span', { class: 'ask-left' }, timeLeft(a)), h('span', null, ' · denied without an answer')),
+      h('div', { class: 'ask-actions' }, buttons));
+    for (const b of buttons) {
+      b.addEventListener('click', async () => {
+        for (const x of buttons) x.disabled = true;
+        errorEl.textContent = '';
+        const label = DECISIONS.find((d) => d[0] === b.dataset.decision)[1];
+        try {
+          await answer(a.id, b.dataset.decision);
+          announce(`${label}: ${agent} to ${a.title}.`);
+        } catch (err) {
+          errorEl.textContent = describe(err, `${agent}'s request was not answered`);
+          // Answered or ended meanwhile: the card has nothing left to do.
+          if (err.code === 'conflict' || err.code === 'not_found') loadApprovals().catch(() => {});
+          else for (const x of buttons) x.disabled = false;
+        }
+      });
+    }
+    return card;
+  }
+
   // Events.
   const offs = [
+    onApprovals(renderAsks),
     feed.on('event', (ev) => {
       if (ev.room !== id) return;
       if (ev.kind === 'room.message') applyRoomEvent(ev);
@@ -659,9 +727,12 @@ export function mountRoom(main, { id, focus = null }) {
   load();
   loadLive();
   loadRoomUsage();
+  renderAsks();
+  loadApprovals().catch(() => {});
   return {
     destroy() {
       destroyed = true;
+      clearInterval(tick);
       resized.disconnect();
       offs.forEach((f) => f());
       document.removeEventListener('visibilitychange', onVisible);
