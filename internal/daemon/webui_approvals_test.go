@@ -15,7 +15,8 @@ import (
 // TestWebUI_approvals: the demo agent under permission ask asks before
 // each note. The room shows the question as a card above the composer
 // (and the header counts it); Allow lets the note be written, Deny
-// refuses it, and an unanswered card goes by itself at the timeout. The
+// refuses it, an unanswered card goes by itself at the timeout, and one
+// answered elsewhere goes too. The
 // room's attention events read as messages, and the turns' output pages
 // say each answer.
 func TestWebUI_approvals(t *testing.T) {
@@ -85,12 +86,20 @@ func TestWebUI_approvals(t *testing.T) {
 	turns = append(turns, nthTurnEnds(t, c, 3))
 	require.Equal(t, 1, demoNotes(t, c), "timed out: no second note")
 
+	// Answered elsewhere (jam approve): the card goes too.
+	cli := ask("elsewhere")
+	_, err = c.Approve(ctx, cli.ID, wire.ApproveRequest{Decision: "always"})
+	require.NoError(t, err)
+	p.waitFor("the card gone after the answer from elsewhere", `document.querySelector(`+js(card(cli.ID))+`) === null && document.querySelector('.asks').hidden && document.querySelector('#approvals').hidden`)
+	nthTurnEnds(t, c, 4)
+	require.Equal(t, 2, demoNotes(t, c), "always allowed: the second note")
+
 	// Each question and its answer are attention events in the timeline,
 	// drawn as messages.
-	p.waitFor("the six attention events", `document.querySelectorAll('.timeline .msg[data-type="attention"]').length === 6`)
+	p.waitFor("the eight attention events", `document.querySelectorAll('.timeline .msg[data-type="attention"]').length === 8`)
 	events := p.eval(`[...document.querySelectorAll('.timeline .msg[data-type="attention"] .msg-body')].map((e) => e.textContent).join('\n')`)
 	require.Contains(t, events, a.ID)
-	for _, prefix := range []string{"allow: ", "deny: ", "timeout: "} {
+	for _, prefix := range []string{"allow: ", "deny: ", "timeout: ", "always: "} {
 		require.Contains(t, events, prefix+"@"+agent.Handle+" to "+a.Title)
 	}
 	p.fullShot("webui-approval-timeline")
