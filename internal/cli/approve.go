@@ -73,7 +73,7 @@ func runApprovals(ctx context.Context, opts *ApproveOptions) error {
 func newApproveCmd(io *IOStreams, deps Deps) *cobra.Command {
 	opts := &ApproveOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "approve ID allow|always|deny",
+		Use:   "approve ID allow|always|deny [--json]",
 		Short: "Answer an agent's question: allow it once, always (for the session and kind of tool), or deny it",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -85,6 +85,7 @@ func newApproveCmd(io *IOStreams, deps Deps) *cobra.Command {
 			return runApprove(c.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the answer as JSON")
 	return cmd
 }
 
@@ -94,6 +95,11 @@ func runApprove(ctx context.Context, opts *ApproveOptions) error {
 	a, err := client.Approve(ctx, opts.ID, wire.ApproveRequest{Decision: opts.Decision})
 	if err != nil {
 		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(a)
 	}
 	fmt.Fprintf(opts.IO.Out, "%s: %s may %s%s\n", a.Approval.ID, a.Approval.Agent, verbOf(a.Decision), a.Approval.Title)
 	return nil
