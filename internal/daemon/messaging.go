@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/approval"
+	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/connection"
@@ -54,6 +55,9 @@ type messaging struct {
 	// approvals holds the questions agents ask the person (approvals.go).
 	approvals *approval.Service
 	ask       harness.Approval // asks the person (approvals.go)
+	// delegations runs agents' delegations to child sessions
+	// (delegations.go).
+	delegations *delegation.Service
 
 	mu      sync.Mutex
 	clients map[jam.AccountID]*band.Client // guarded by mu: person clients

@@ -20,6 +20,7 @@ import (
 	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/mcp"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
@@ -64,6 +65,9 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		return err
 	}
 	m.ask = m.askPerson(&del.rt)
+	if m.delegations, err = delegation.New(delegation.Config{Minter: m.d.minter, Logger: m.log}, m.d.store, children{m: m}); err != nil {
+		return err
+	}
 	tools, err := mcp.New(mcp.Config{Actions: toolActions{m: m, rt: &del.rt}, Logger: m.log})
 	if err != nil {
 		return err
