@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/jamhq/jam/internal/approval"
-	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/band"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/connection"
+	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/harness"
 	"github.com/jamhq/jam/internal/jam"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jamhq/jam/internal/agentconf"
 	"github.com/jamhq/jam/internal/api/wire"
+	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/engine"
 	"github.com/jamhq/jam/internal/executor"
 	"github.com/jamhq/jam/internal/harness"
@@ -20,7 +21,6 @@ import (
 	"github.com/jamhq/jam/internal/harness/claude"
 	"github.com/jamhq/jam/internal/harness/codex"
 	"github.com/jamhq/jam/internal/jam"
-	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/mcp"
 	"github.com/jamhq/jam/internal/session"
 	"github.com/jamhq/jam/internal/store"
