@@ -137,6 +137,10 @@ func (m *Manager) Stage(ctx context.Context, session jam.SessionID, d Dispositio
 		if st.source == "" {
 			return Staged{}, fmt.Errorf("%w: turn %s answers no room message (it was sent to the session directly); use room_send", jam.ErrInvalid, st.turn.ID)
 		}
+		if d.Kind == DispositionReply && st.source.IsNotice() {
+			return Staged{}, fmt.Errorf("%w: turn %s answers a notice from jam, which nobody reads a reply to; use room_send to tell participants, or just end the turn",
+				jam.ErrInvalid, st.turn.ID)
+		}
 		if st.settled {
 			return Staged{}, fmt.Errorf("%w: turn %s already staged its message's reply or no-reply", jam.ErrConflict, st.turn.ID)
 		}

@@ -259,6 +259,44 @@ func TestStage_agentMessagesNeedAnExplicitDisposition(t *testing.T) {
 	}
 }
 
+// TestStage_noticeTurns: a turn for a local notice (a delegation's news)
+// is told it is one; its final text is not a reply (a notice cannot be
+// replied to) but an acknowledgement, with or without tools; room_reply is
+// refused with a message naming room_send, which is taken and posted.
+func TestStage_noticeTurns(t *testing.T) {
+	t.Parallel()
+	notice := jam.NoticeID(jam.New[jam.MessageID](setup(t).m))
+	for _, tools := range []bool{true, false} {
+		b := setup(t)
+		var prompt string
+		var replyErr, sendErr error
+		r := b.toolManager(t, tools, 0, func(m *Manager, text string) (harness.Outcome, error) {
+			prompt = text
+			if tools {
+				_, replyErr = m.Stage(t.Context(), b.sess.ID, Disposition{Kind: DispositionReply, Text: "thanks"})
+				_, sendErr = m.Stage(t.Context(), b.sess.ID, Disposition{Kind: DispositionSend, Text: "the review approved", Mentions: []string{"ann"}})
+			}
+			return completed("noted, thanks")
+		})
+		b.set.roster = []protocol.Participant{{ID: "u-ann", Name: "Ann", Handle: new("ann"), Type: "User"}}
+		b.deliver(t, r.m, notice)
+		require.Equal(t, notice, <-b.set.done)
+		tr := b.waitTurn(t, 1)
+		require.Equal(t, jam.TurnSucceeded, tr.State, "tools %v: %s", tools, tr.Detail)
+		require.True(t, b.set.acks[notice], "the notice is acknowledged")
+		require.Empty(t, b.set.replies, "nothing replies to a notice")
+		require.Contains(t, prompt, "jam tells you (a notice")
+		require.Contains(t, prompt, "note "+string(notice))
+		if tools {
+			require.ErrorIs(t, replyErr, jam.ErrInvalid)
+			require.Contains(t, replyErr.Error(), "room_send")
+			require.NoError(t, sendErr)
+			require.Len(t, b.set.sends, 1)
+			require.Equal(t, "the review approved", b.set.sends[0].Text)
+		}
+	}
+}
+
 // TestHopLimit_stopsAgentChains: with a hop limit of 2, the third agent
 // message in a row is acknowledged unanswered before the agent sees it,
 // and the room is told in an error event; a person's message resets the

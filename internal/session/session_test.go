@@ -86,6 +86,9 @@ func (s *settler) Message(_ context.Context, _ jam.WorkspaceID, key jam.PeerKey,
 	if gone {
 		return engine.InboxItem{}, fmt.Errorf("%w: message %s", jam.ErrNotFound, msg)
 	}
+	if msg.IsNotice() {
+		return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "jam", SenderType: "System", Content: "note " + string(msg)}, nil
+	}
 	if s.agents[msg] {
 		return engine.InboxItem{Peer: key, MessageID: msg, SenderName: "bot", SenderType: "Agent", Content: "do " + string(msg)}, nil
 	}
@@ -109,6 +112,9 @@ func (s *settler) RoomEvent(_ context.Context, _ jam.WorkspaceID, _ jam.PeerKey,
 	return protocol.EventCreated{ID: fmt.Sprintf("ev-%d", len(s.events)), Success: true}, nil
 }
 func (s *settler) Reply(_ context.Context, rp engine.ReplyParams) (engine.ReplyResult, error) {
+	if rp.MessageID.IsNotice() {
+		return engine.ReplyResult{}, engine.ErrNoticeReply
+	}
 	s.mu.Lock()
 	s.replies[rp.MessageID] = rp.Text
 	if s.omitted == nil {

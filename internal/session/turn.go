@@ -211,8 +211,13 @@ func (m *Manager) runTurn(ctx context.Context, s store.Session, wt store.Worktre
 	// thread with jam's tools needs an explicit disposition.
 	answer := strings.TrimSpace(ans.Text)
 	var final *Disposition
+	notice := t.SourceMessageID.IsNotice()
 	switch {
 	case !band || settledStaged:
+	case notice:
+		// A local notice cannot be replied to: whatever the agent says to
+		// it stays in the turn's output, and the notice is acknowledged.
+		final = &Disposition{Kind: DispositionNoReply, Reason: "a notice from jam"}
 	case answer == noReply:
 		final = &Disposition{Kind: DispositionNoReply, Reason: "NO_REPLY"}
 	case answer != "" && !(fromAgent && st.tools):
@@ -256,6 +261,13 @@ func prompt(msg engine.InboxItem, tools bool) string {
 	from := msg.SenderName
 	if from == "" {
 		from = string(msg.SenderID)
+	}
+	if msg.MessageID.IsNotice() {
+		p := "jam tells you (a notice: nobody reads a reply to it; to tell participants something, use room_send):\n" + msg.Content
+		if !tools {
+			p = "jam tells you (a notice, not a message in the room):\n" + msg.Content
+		}
+		return p
 	}
 	if msg.FromAgent() {
 		from += " (an agent)"
