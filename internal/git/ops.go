@@ -69,6 +69,12 @@ func WorktreeAddBranch(ctx context.Context, repo, path, branch string) error {
 	return worktreeAdd(ctx, repo, path, branch, "-b", branch, "--", path)
 }
 
+// WorktreeAddBranchAt is WorktreeAddBranch with the new branch at commit
+// (a full object name) instead of HEAD.
+func WorktreeAddBranchAt(ctx context.Context, repo, path, branch, commit string) error {
+	return worktreeAdd(ctx, repo, path, branch, "-b", branch, "--", path, commit)
+}
+
 // WorktreeAdd checks out an existing branch as a new linked worktree at
 // path. A branch that does not exist fails with jam.ErrNotFound, and one
 // checked out in another worktree with jam.ErrConflict.

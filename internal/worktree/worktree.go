@@ -45,12 +45,23 @@ import (
 // when neither names one. It is owned by its id; the path is only where it
 // is now.
 func New(ctx context.Context, root string, id jam.WorktreeID, t store.Template, s store.Session, at time.Time) (store.Worktree, error) {
+	return NewAt(ctx, root, id, t, s, at, "")
+}
+
+// NewAt is New with the session's branch started at commit (a full object
+// name of the session's repository) instead of the repository's HEAD;
+// commit "" is New. A session without a repository cannot start at a
+// commit (jam.ErrInvalid).
+func NewAt(ctx context.Context, root string, id jam.WorktreeID, t store.Template, s store.Session, at time.Time, commit string) (store.Worktree, error) {
 	w := store.Worktree{ID: id, WorkspaceID: s.WorkspaceID, SessionID: s.ID, State: store.WorktreeActive, CreatedAt: at, UpdatedAt: at}
 	w.Path = filepath.Join(root, string(s.ID))
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return store.Worktree{}, err
 	}
 	repo := s.Overrides.Apply(t.Desired).Repo
+	if repo == "" && commit != "" {
+		return store.Worktree{}, fmt.Errorf("%w: session %s has no repository to check commit %s out of", jam.ErrInvalid, s.ID, commit)
+	}
 	if repo == "" {
 		if err := os.MkdirAll(w.Path, 0o755); err != nil {
 			return store.Worktree{}, err
@@ -61,7 +72,13 @@ func New(ctx context.Context, root string, id jam.WorktreeID, t store.Template, 
 	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
 		return w, nil // created before a crash kept us from recording it
 	}
-	if err := gitcli.WorktreeAddBranch(ctx, w.Repo, w.Path, w.Branch); err != nil {
+	add := gitcli.WorktreeAddBranch
+	if commit != "" {
+		add = func(ctx context.Context, repo, path, branch string) error {
+			return gitcli.WorktreeAddBranchAt(ctx, repo, path, branch, commit)
+		}
+	}
+	if err := add(ctx, w.Repo, w.Path, w.Branch); err != nil {
 		return store.Worktree{}, err
 	}
 	return w, nil

@@ -210,3 +210,43 @@ func TestRemoveArchived(t *testing.T) {
 	_, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.Branch)
 	require.Error(t, err, "the branch is gone")
 }
+
+// TestNewAt: a worktree started at a commit that is not HEAD has that
+// commit's files, on the session's own branch; without a repository a
+// commit is refused; an unknown commit fails and leaves no branch.
+func TestNewAt(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	repo := gitRepo(t)
+	first, err := git(ctx, repo, "rev-parse", "HEAD")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "main.go"), []byte("package main // later\n"), 0o644))
+	out, err := git(ctx, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-am", "later")
+	require.NoError(t, err, out)
+
+	m := jam.NewMinter(nil, nil)
+	root := filepath.Join(t.TempDir(), "worktrees")
+	s := store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: jam.New[jam.WorkspaceID](m)}
+	tm := store.Template{Desired: store.TemplateConfig{Repo: repo}}
+	w, err := NewAt(ctx, root, jam.New[jam.WorktreeID](m), tm, s, time.Now(), first)
+	require.NoError(t, err)
+	head, err := git(ctx, w.Path, "rev-parse", "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, first, head)
+	body, err := os.ReadFile(filepath.Join(w.Path, "main.go"))
+	require.NoError(t, err)
+	require.Equal(t, "package main\n", string(body), "the commit's files, not HEAD's")
+	branch, err := git(ctx, w.Path, "rev-parse", "--abbrev-ref", "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, "jam/"+string(s.ID), branch)
+
+	_, err = NewAt(ctx, root, jam.New[jam.WorktreeID](m), store.Template{}, store.Session{ID: jam.New[jam.SessionID](m)}, time.Now(), first)
+	require.ErrorIs(t, err, jam.ErrInvalid)
+
+	other := store.Session{ID: jam.New[jam.SessionID](m), WorkspaceID: s.WorkspaceID}
+	_, err = NewAt(ctx, root, jam.New[jam.WorktreeID](m), tm, other, time.Now(), "0123456789abcdef0123456789abcdef01234567")
+	require.Error(t, err)
+	exists, err := gitcli.BranchExists(ctx, repo, "jam/"+string(other.ID))
+	require.NoError(t, err)
+	require.False(t, exists, "a failed start leaves no branch")
+}
