@@ -71,6 +71,10 @@ type Config struct {
 	MaxAttempts int
 	// AuthorName and AuthorEmail sign the delivery commits.
 	AuthorName, AuthorEmail string
+	// Reviews answers the review gate; RequireReview asks it of every
+	// merge (a merge request can ask it too).
+	Reviews       Reviews
+	RequireReview bool
 }
 
 // Service delivers change sets. Its methods are safe for concurrent use.

@@ -565,3 +565,76 @@ func testMergeGates(t *testing.T, open opener) {
 	require.Contains(t, gate(yes), delivery.GateState, "merged is final")
 	require.Empty(t, b.gh.Violations())
 }
+
+// TestMerge_reviewGate: with the review gate asked (by the request or by
+// the configuration), a merge is refused while no review of the change
+// set was submitted and while the newest requests changes, and allowed
+// once it approves; the gates' evidence names the review.
+func TestMerge_reviewGate(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var review *delivery.Review
+	asked := map[jam.ChangeSetID]int{}
+	b := setup(t, func(c *delivery.Config) {
+		c.Reviews = func(_ context.Context, cs jam.ChangeSetID) (delivery.Review, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked[cs]++
+			if review == nil {
+				return delivery.Review{}, false, nil
+			}
+			return *review, true, nil
+		}
+	})
+	b.start(t)
+	ctx := t.Context()
+	d, err := b.svc.Deliver(ctx, b.request())
+	require.NoError(t, err)
+	require.Equal(t, store.OperationSucceeded, b.wait(t, d.Operation).State)
+	d, err = b.svc.Get(ctx, d.ID)
+	require.NoError(t, err)
+	b.gh.SetStatus(d.Commit, "ci/build", "success")
+	req := delivery.MergeRequest{Approved: true, RequireReview: true}
+	gate := func() string {
+		t.Helper()
+		_, err := b.svc.Merge(ctx, d.ID, req)
+		var ge *delivery.GateError
+		require.ErrorAs(t, err, &ge)
+		require.Equal(t, delivery.GateReview, ge.Gate)
+		return ge.Reason
+	}
+	require.Contains(t, gate(), "none has been submitted")
+	set := func(r *delivery.Review) {
+		mu.Lock()
+		defer mu.Unlock()
+		review = r
+	}
+	set(&delivery.Review{Delegation: "del_x", Agent: "local/rev", Approved: false})
+	require.Contains(t, gate(), "del_x by local/rev) requests changes")
+	set(&delivery.Review{Delegation: "del_y", Agent: "local/rev", Approved: true})
+	op, err := b.svc.Merge(ctx, d.ID, req)
+	require.NoError(t, err)
+	op = b.wait(t, op.ID)
+	require.Equal(t, store.OperationSucceeded, op.State, "%s: %s", op.ErrorCode, op.Error)
+	ev := b.evidence(t, op.ID)
+	require.Contains(t, string(ev[0].Detail), `"review":"del_y"`)
+	mu.Lock()
+	require.Equal(t, 3, asked[d.ChangeSetID], "the delivery's own change set is asked about")
+	mu.Unlock()
+
+	// Without the gate asked, no review is needed.
+	plain := setup(t, nil)
+	plain.start(t)
+	d2, err := plain.svc.Deliver(ctx, plain.request())
+	require.NoError(t, err)
+	require.Equal(t, store.OperationSucceeded, plain.wait(t, d2.Operation).State)
+	d2, err = plain.svc.Get(ctx, d2.ID)
+	require.NoError(t, err)
+	plain.gh.SetStatus(d2.Commit, "ci/build", "success")
+	_, err = plain.svc.Merge(ctx, d2.ID, delivery.MergeRequest{Approved: true, RequireReview: true})
+	var ge *delivery.GateError
+	require.ErrorAs(t, err, &ge, "asked without reviews configured")
+	require.Equal(t, delivery.GateReview, ge.Gate)
+	_, err = plain.svc.Merge(ctx, d2.ID, delivery.MergeRequest{Approved: true})
+	require.NoError(t, err)
+}

@@ -20,7 +20,21 @@ const (
 	GateApproval = "approval" // a person approved the merge
 	GateHead     = "head"     // the pull request's head is the delivered commit
 	GateChecks   = "checks"   // its checks and combined status are green
+	GateReview   = "review"   // the change set's newest review approves it
 )
+
+// Review is the newest validated review of a change set: the delegation
+// whose result it is, the reviewing agent, and whether its verdict is
+// approve.
+type Review struct {
+	Delegation jam.DelegationID
+	Agent      string
+	Approved   bool
+}
+
+// Reviews finds the newest submitted review of change set cs of the
+// workspace: found is false when none has been submitted.
+type Reviews func(ctx context.Context, cs jam.ChangeSetID) (r Review, found bool, err error)
 
 // GateError is a merge refused by a gate. It is jam.ErrGateRefused.
 type GateError struct {
@@ -42,6 +56,10 @@ type MergeRequest struct {
 	Method string
 	// Approved is the person's explicit approval (jam merge --yes).
 	Approved bool
+	// RequireReview asks the review gate too (also asked for every merge
+	// when Config.RequireReview is set): the change set's newest
+	// validated review must approve it.
+	RequireReview bool
 }
 
 // followed is a delivery as its pull request now is, with the checks.
@@ -140,6 +158,10 @@ func (s *Service) Merge(ctx context.Context, id jam.DeliveryID, req MergeRequest
 	if !req.Approved {
 		return store.Operation{}, &GateError{GateApproval, "merging needs a person's explicit approval (jam merge --yes)"}
 	}
+	review, err := s.reviewGate(ctx, d, req.RequireReview || s.cfg.RequireReview)
+	if err != nil {
+		return store.Operation{}, err
+	}
 	d, checks, err := s.follow(ctx, id)
 	if err != nil {
 		return store.Operation{}, fmt.Errorf("merge: %w", err)
@@ -165,13 +187,40 @@ func (s *Service) Merge(ctx context.Context, id jam.DeliveryID, req MergeRequest
 	if err != nil {
 		return store.Operation{}, fmt.Errorf("merge: %w", err)
 	}
-	s.evidence(ctx, opID, "gates", store.EvidenceNote, detail{"approved": true, "head_sha": d.PRHeadSHA, "checks": checks.State, "method": method,
-		"request_id": checks.RequestID})
+	gates := detail{"approved": true, "head_sha": d.PRHeadSHA, "checks": checks.State, "method": method, "request_id": checks.RequestID}
+	if review != nil {
+		gates["review"], gates["reviewer"] = string(review.Delegation), review.Agent
+	}
+	s.evidence(ctx, opID, "gates", store.EvidenceNote, gates)
 	if err := s.enqueue(ctx, KindMerge, d, payload{Delivery: d.ID, Operation: opID, Method: method, Head: d.PRHeadSHA}); err != nil {
 		s.finish(ctx, opID, store.OperationFailed, nil, err)
 		return store.Operation{}, err
 	}
 	return op, nil
+}
+
+// reviewGate, when required, refuses a merge unless the newest
+// validated review of the delivery's change set approves it, and returns
+// that review.
+func (s *Service) reviewGate(ctx context.Context, d store.Delivery, required bool) (*Review, error) {
+	if !required {
+		return nil, nil
+	}
+	if s.cfg.Reviews == nil {
+		return nil, &GateError{GateReview, "merging needs an approving review, and reviews are not available here"}
+	}
+	r, found, err := s.cfg.Reviews(ctx, d.ChangeSetID)
+	if err != nil {
+		return nil, fmt.Errorf("merge: the review gate: %w", err)
+	}
+	if !found {
+		return nil, &GateError{GateReview, fmt.Sprintf("merging needs an approving review of change set %s, and none has been submitted "+
+			"(an agent delegates one with jam's delegate tool, role review)", d.ChangeSetID)}
+	}
+	if !r.Approved {
+		return nil, &GateError{GateReview, fmt.Sprintf("the newest review of change set %s (%s by %s) requests changes", d.ChangeSetID, r.Delegation, r.Agent)}
+	}
+	return &r, nil
 }
 
 func short(sha string) string {
