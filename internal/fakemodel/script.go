@@ -31,6 +31,11 @@ type Reply struct {
 	// Hold, when set, keeps the request waiting until it is closed (or the
 	// client goes away): a test's gate. Not part of the script format.
 	Hold <-chan struct{} `json:"-"`
+	// Late, when set, makes the reply when it is served (after Hold):
+	// for a test whose reply names something that exists only by then.
+	// Its result's own Hold and Late are ignored. Not part of the script
+	// format.
+	Late func() Reply `json:"-"`
 }
 
 // ToolCallReply is a function call the model makes.

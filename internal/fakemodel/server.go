@@ -261,6 +261,10 @@ func (s *Server) handle(f format) http.HandlerFunc {
 				return
 			}
 		}
+		if reply.Late != nil {
+			reply = reply.Late()
+			reply.Hold, reply.Late = nil, nil
+		}
 		if reply.Status != 0 {
 			if pause(ctx, time.Duration(reply.Delay)) {
 				f.fail(w, reply.Status, fmt.Sprintf("scripted error %d", reply.Status))

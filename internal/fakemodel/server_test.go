@@ -283,7 +283,8 @@ func TestServer_delayAndHold(t *testing.T) {
 	gate := make(chan struct{})
 	s := fakemodel.New(fakemodel.Config{})
 	require.NoError(t, s.Start())
-	s.Push(fakemodel.Reply{Text: []string{"released"}, Hold: gate})
+	name := "not yet"
+	s.Push(fakemodel.Reply{Text: []string{"scripted"}, Hold: gate, Late: func() fakemodel.Reply { return fakemodel.Reply{Text: []string{"released " + name}} }})
 
 	got := postLater(s.URL()+"/chat/completions", body(true, "x", bashTool))
 	_, err := s.WaitRequests(t.Context(), 1, nil)
@@ -293,10 +294,12 @@ func TestServer_delayAndHold(t *testing.T) {
 		t.Fatal("a held reply answered before its gate opened")
 	default:
 	}
+	name = "late"
 	close(gate)
 	a := <-got
 	require.NoError(t, a.err)
-	require.Contains(t, a.text, `"content":"released"`)
+	require.Contains(t, a.text, `"content":"released late"`, "a late reply is made when served, after its gate")
+	require.NotContains(t, a.text, "scripted")
 
 	// Slow: the client reads the first delta, then leaves.
 	s.Push(fakemodel.Reply{Text: strings.Split(strings.Repeat("w ", 50), " "), Delay: fakemodel.Duration(200 * time.Millisecond)})
