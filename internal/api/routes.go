@@ -60,6 +60,7 @@ func (s *Server) routes() http.Handler {
 	s.jobRoutes(mux)
 	s.deliveryRoutes(mux)
 	s.approvalRoutes(mux)
+	s.delegationRoutes(mux)
 	return s.instrument(s.recoverPanics(s.envelopeMuxErrors(mux)))
 }
 

@@ -39,6 +39,7 @@ type Backend interface {
 	Jobs
 	Deliveries
 	Approvals
+	Delegations
 }
 
 // Runtime is the daemon's owned-runtime surface.

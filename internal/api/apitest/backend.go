@@ -71,6 +71,8 @@ type Backend struct {
 	JobFuncs
 	DeliveryFuncs
 	ApprovalFuncs
+	// Delegations (delegations.go).
+	DelegationFuncs
 }
 
 // ErrUnset is what a method whose function field is nil returns.
