@@ -13,12 +13,12 @@ import (
 )
 
 // Shell completion (jam completion bash|zsh|fish) of what the daemon
-// knows: agents, rooms, sessions, turns and queued messages. Every
-// command's positional arguments are completed from its usage line
-// (ROOM, SESSION, TURN, AGENT, MSG), and the --agent and --room flags
-// likewise, so a new command gets completion by naming its arguments.
-// With no daemon, nothing is offered and the shell falls back to its
-// own completion.
+// knows: agents, rooms, sessions, turns, queued messages, change sets and
+// delegations. Every command's positional arguments are completed from
+// its usage line (ROOM, SESSION, TURN, AGENT, MSG, CHANGESET,
+// DELEGATION), and the --agent and --room flags likewise, so a new
+// command gets completion by naming its arguments. With no daemon,
+// nothing is offered and the shell falls back to its own completion.
 
 // completeTimeout bounds the daemon calls of one completion.
 const completeTimeout = 2 * time.Second
@@ -29,12 +29,13 @@ const completeTurnSessions = 20
 
 // completers are the argument placeholders completion knows.
 var completers = map[string]func(ctx context.Context, c *apiclient.Client) ([]string, error){
-	"AGENT":     completeAgentNames,
-	"ROOM":      completeRoomIDs,
-	"SESSION":   completeSessionIDs,
-	"TURN":      completeTurnIDs,
-	"MSG":       completeMessageIDs,
-	"CHANGESET": completeChangeSetIDs,
+	"AGENT":      completeAgentNames,
+	"ROOM":       completeRoomIDs,
+	"SESSION":    completeSessionIDs,
+	"TURN":       completeTurnIDs,
+	"MSG":        completeMessageIDs,
+	"CHANGESET":  completeChangeSetIDs,
+	"DELEGATION": completeDelegationIDs,
 }
 
 // addCompletion walks the command tree and gives every command whose
@@ -171,6 +172,18 @@ func completeChangeSetIDs(ctx context.Context, c *apiclient.Client) ([]string, e
 	out := make([]string, 0, len(list))
 	for _, cs := range list {
 		out = append(out, described(cs.ID, cs.Origin+", "+summary(cs)))
+	}
+	return out, nil
+}
+
+func completeDelegationIDs(ctx context.Context, c *apiclient.Client) ([]string, error) {
+	list, err := c.Delegations(ctx, wire.DelegationQuery{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(list))
+	for _, d := range list {
+		out = append(out, described(d.ID, d.State+", "+d.Role+" by "+d.Agent))
 	}
 	return out, nil
 }
