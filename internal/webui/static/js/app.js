@@ -12,6 +12,7 @@ import { mountAgents } from './agents.js';
 import { mountStatus } from './status.js';
 import { mountAgentSessions, mountSession } from './sessions.js';
 import { loadApprovals, mountIndicator } from './approvals.js';
+import { mountDelegation } from './delegations.js';
 
 const main = document.getElementById('main');
 const conn = document.getElementById('conn');
@@ -25,6 +26,7 @@ const routes = [
   { re: /^#\/agents$/, name: 'agents', title: 'Agents', mount: mountAgents },
   { re: /^#\/agents\/([^/?#]+)$/, name: 'agent-sessions', title: 'Sessions', mount: (el, m) => mountAgentSessions(el, { peer: decodeURIComponent(m[1]) }) },
   { re: /^#\/sessions\/([^/?#]+)(?:\/turns\/([^/?#]+))?$/, name: 'session', title: 'Session', mount: (el, m) => mountSession(el, { id: decodeURIComponent(m[1]), turn: m[2] ? decodeURIComponent(m[2]) : null }) },
+  { re: /^#\/delegations\/([^/?#]+)$/, name: 'delegation', title: 'Delegation', mount: (el, m) => mountDelegation(el, { id: decodeURIComponent(m[1]) }) },
   { re: /^#\/status$/, name: 'status', title: 'Status', mount: mountStatus },
 ];
 
@@ -53,7 +55,7 @@ function route() {
     view = r.mount(main, m);
   }
   for (const a of document.querySelectorAll('[data-nav]')) {
-    const section = { room: 'rooms', 'agent-sessions': 'agents', session: 'agents' };
+    const section = { room: 'rooms', delegation: 'rooms', 'agent-sessions': 'agents', session: 'agents' };
     const on = a.dataset.nav === (r && (section[r.name] || r.name));
     if (on) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

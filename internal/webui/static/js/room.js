@@ -13,6 +13,7 @@ import { loadSessions, sessionHref, ACTIVE } from './sessions.js';
 import { loadUsage, sumLine } from './usage.js';
 import { summary } from './changes.js';
 import { forRoom, loadApprovals, onApprovals, answer, timeLeft, pending as pendingApprovals } from './approvals.js';
+import { mountPanel as mountDelegations } from './delegations.js';
 
 const STATUS_TEXT = {
   queued: 'queued',
@@ -82,10 +83,13 @@ export function mountRoom(main, { id, focus = null }) {
     errorEl);
   // The approvals the room's agents wait for, above the composer.
   const asks = h('section', { class: 'asks', 'aria-label': 'Approvals waiting for you', hidden: true });
+  // The delegations of the room's sessions, as a tree; nothing while none.
+  const delegationsEl = h('section', { class: 'delegations', 'aria-label': 'Delegations', hidden: true });
   const back = h('a', { href: '#/', class: 'btn btn--quiet back', 'aria-label': 'All rooms', title: 'All rooms' }, h('span', { 'aria-hidden': 'true' }, '‹'));
   main.replaceChildren(h('section', { class: 'room', 'aria-labelledby': 'page-title' },
     h('header', { class: 'room-head' }, back, title, usageEl, peopleBtn),
     h('div', { class: 'room-body' }, wrap, people),
+    delegationsEl,
     asks,
     form));
 
@@ -729,9 +733,11 @@ export function mountRoom(main, { id, focus = null }) {
   loadRoomUsage();
   renderAsks();
   loadApprovals().catch(() => {});
+  const delegations = mountDelegations(delegationsEl, id);
   return {
     destroy() {
       destroyed = true;
+      delegations.destroy();
       clearInterval(tick);
       resized.disconnect();
       offs.forEach((f) => f());
