@@ -134,7 +134,8 @@ export function verdictBadge(d) {
 }
 
 // cancelButton cancels d; onError shows a refusal.
-function cancelButton(d, onError, small = true) {
+// onDone runs once it is cancelled.
+function cancelButton(d, onError, { small = true, onDone = null } = {}) {
   const b = h('button', { type: 'button', class: `btn btn--quiet btn--danger${small ? ' btn--small' : ''}`, dataset: { cancelDelegation: d.id }, 'aria-label': `Cancel the ${label(d)}` }, 'Cancel');
   b.addEventListener('click', async () => {
     b.disabled = true;
@@ -142,6 +143,7 @@ function cancelButton(d, onError, small = true) {
     try {
       await cancel(d.id);
       announce(`Cancelled the ${label(d)}.`);
+      if (onDone) onDone();
     } catch (err) {
       onError(describe(err, `The ${label(d)} was not cancelled`));
       if (err.code === 'conflict' || err.code === 'not_found') loadDelegation(d.id).catch(() => {});
@@ -169,6 +171,7 @@ export function mountPanel(el, room) {
     tree.hidden = folded;
   });
   const showError = (t) => { errorEl.textContent = t; };
+  let refocus = ''; // the delegation whose link takes the focus at the next draw
 
   const row = (n) => {
     const d = n.d;
@@ -181,8 +184,9 @@ export function mountPanel(el, room) {
         stateBadge(d),
         verdictBadge(d),
         attempts ? h('span', { class: 'dlg-attempts' }, attempts) : null,
+        d.parent_room && d.parent_room !== room ? h('a', { class: 'dlg-room', href: `#/rooms/${enc(d.parent_room)}`, dataset: { parentRoom: d.parent_room } }, `from ${roomTitle(d.parent_room)}`) : null,
         d.child_room && d.child_room !== room ? h('a', { class: 'dlg-room', href: `#/rooms/${enc(d.child_room)}`, dataset: { childRoom: d.child_room } }, `in ${roomTitle(d.child_room)}`) : null,
-        ACTIVE.has(d.state) ? cancelButton(d, showError) : null),
+        ACTIVE.has(d.state) ? cancelButton(d, showError, { onDone: () => { refocus = d.id; draw(); } }) : null),
       n.children.length ? h('ul', { class: 'dlg-children', 'aria-label': `Delegated by ${who(d.agent)}` }, n.children.map(row)) : null);
   };
   const draw = () => {
@@ -196,11 +200,22 @@ export function mountPanel(el, room) {
     const walk = (ns) => ns.forEach((x) => { n++; if (ACTIVE.has(x.d.state)) active++; walk(x.children); });
     walk(roots);
     count.textContent = `(${n}${active ? `, ${active} active` : ''})`;
+    // Focus stays on the delegation it was on, on the same control; a
+    // cancelled one's goes to its link.
+    const at = tree.contains(document.activeElement) ? document.activeElement : null;
+    const was = refocus || (at && at.closest('.dlg-node')?.dataset.delegation);
+    const sel = refocus || !at || !at.matches('[data-cancel-delegation]') ? 'a.dlg-link' : '[data-cancel-delegation]';
+    refocus = '';
     tree.replaceChildren(...roots.map(row));
+    if (was) {
+      const li = [...tree.querySelectorAll('.dlg-node')].find((x) => x.dataset.delegation === was);
+      const target = li && li.querySelector(`:scope > .dlg-row ${sel}`);
+      if (target) target.focus({ preventScroll: true });
+    }
   };
   const offs = [onDelegations(draw), on('agents', draw), on('rooms', draw)];
   draw();
-  loadDelegations().catch((e) => showError(describe(e, 'The delegations cannot be read')));
+  loadDelegations().then(() => showError(''), (e) => showError(describe(e, 'The delegations cannot be read')));
   return { destroy: () => offs.forEach((f) => f()) };
 }
 
@@ -288,7 +303,7 @@ export function mountDelegation(main, { id }) {
     const attempts = attemptsText(d);
     badges.replaceChildren(h('span', { class: 'dlg-role' }, d.role), ' ', stateBadge(d), ' ', verdictBadge(d), attempts ? [' ', h('span', { class: 'dlg-attempts' }, attempts)] : null);
     const cancelBtn = actions.querySelector('[data-cancel-delegation]');
-    if (ACTIVE.has(d.state) && !cancelBtn) actions.prepend(cancelButton(d, showAction, false));
+    if (ACTIVE.has(d.state) && !cancelBtn) actions.prepend(cancelButton(d, showAction, { small: false, onDone: () => title.focus() }));
     if (!ACTIVE.has(d.state) && cancelBtn) cancelBtn.remove();
 
     facts.replaceChildren(...[
