@@ -13,7 +13,7 @@
 // child), wherever their rooms are. Every state and verdict is said in
 // words as well as in colour.
 
-import { h, timeEl, announce, full } from './dom.js';
+import { h, append, timeEl, announce, full } from './dom.js';
 import { get, post, enc } from './api.js';
 import { feed } from './events.js';
 import { state, on, emit, roomTitle, loadAgents, loadRooms } from './state.js';
@@ -301,7 +301,8 @@ export function mountDelegation(main, { id }) {
       back.replaceChildren(h('span', { 'aria-hidden': 'true' }, '‹ '), roomTitle(home));
     }
     const attempts = attemptsText(d);
-    badges.replaceChildren(h('span', { class: 'dlg-role' }, d.role), ' ', stateBadge(d), ' ', verdictBadge(d), attempts ? [' ', h('span', { class: 'dlg-attempts' }, attempts)] : null);
+    badges.replaceChildren();
+    append(badges, [h('span', { class: 'dlg-role' }, d.role), stateBadge(d), verdictBadge(d), attempts ? h('span', { class: 'dlg-attempts' }, attempts) : null]);
     const cancelBtn = actions.querySelector('[data-cancel-delegation]');
     if (ACTIVE.has(d.state) && !cancelBtn) actions.prepend(cancelButton(d, showAction, { small: false, onDone: () => title.focus() }));
     if (!ACTIVE.has(d.state) && cancelBtn) cancelBtn.remove();
