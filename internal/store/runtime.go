@@ -271,12 +271,16 @@ type TemplateConfigureParams struct {
 
 // Session is one room's conversation with an owned agent.
 type Session struct {
-	ID             jam.SessionID
-	WorkspaceID    jam.WorkspaceID
-	TemplateID     jam.TemplateID
-	Peer           jam.PeerKey
-	Room           jam.RoomID
-	Lifecycle      jam.SessionLifecycle
+	ID          jam.SessionID
+	WorkspaceID jam.WorkspaceID
+	TemplateID  jam.TemplateID
+	Peer        jam.PeerKey
+	Room        jam.RoomID
+	Lifecycle   jam.SessionLifecycle
+	// Role is what the session does in a piece of work (a delegation's
+	// child runs in the delegation's role); fixed when the session is
+	// created, jam.RoleDeveloper when none is given.
+	Role           jam.SessionRole
 	ProviderThread string
 	// Overrides are the configuration keys the session sets differently
 	// from its template; fixed when the session is created.

@@ -60,7 +60,8 @@ func (p TemplateConfigureParams) Validate() error {
 }
 
 // Canonical checks a session to create and returns it with its room
-// canonical and an empty lifecycle as jam.SessionOpen.
+// canonical, an empty lifecycle as jam.SessionOpen and an empty role as
+// jam.RoleDeveloper.
 func (ss Session) Canonical() (Session, error) {
 	room, err := ValidateLane(ss.WorkspaceID, ss.Peer, ss.Room)
 	if err == nil {
@@ -80,6 +81,12 @@ func (ss Session) Canonical() (Session, error) {
 	}
 	if err == nil {
 		_, err = jam.ParseEnum("session lifecycle", string(ss.Lifecycle), jam.SessionLifecycles)
+	}
+	if ss.Role == "" {
+		ss.Role = jam.RoleDeveloper
+	}
+	if err == nil {
+		_, err = jam.ParseSessionRole(string(ss.Role))
 	}
 	if err == nil {
 		err = ss.Overrides.Validate()

@@ -125,6 +125,11 @@ func TestTemplateSessionValidate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jam.RoomID(uuidA), got.Room)
 	require.Equal(t, jam.SessionOpen, got.Lifecycle, "a session starts open")
+	require.Equal(t, jam.RoleDeveloper, got.Role, "a session without a role is a developer")
+	ss.Role = jam.RoleReview
+	got, err = ss.Canonical()
+	require.NoError(t, err)
+	require.Equal(t, jam.RoleReview, got.Role)
 	runTable(t, ss, canonical(store.Session.Canonical), []vcase[store.Session]{
 		{"missingWorkspace", func(s *store.Session) { s.WorkspaceID = "" }, "workspace id is empty", nil},
 		{"missingRoom", func(s *store.Session) { s.Room = "" }, "room id", nil},
@@ -133,6 +138,8 @@ func TestTemplateSessionValidate(t *testing.T) {
 		{"zeroTime", func(s *store.Session) { s.CreatedAt = time.Time{} }, "created at is zero", nil},
 		{"threadNUL", func(s *store.Session) { s.ProviderThread = withNUL }, "provider thread contains a NUL byte", nil},
 		{"badLifecycle", func(s *store.Session) { s.Lifecycle = "paused" }, `unknown session lifecycle "paused"`, nil},
+		{"badRole", func(s *store.Session) { s.Role = "reviewer" }, `unknown session role "reviewer"`, nil},
+		{"roleCase", func(s *store.Session) { s.Role = "Review" }, `unknown session role "Review"`, nil},
 		{"overrideNoProgram", func(s *store.Session) { s.Overrides.Command = []string{""} }, "an overriding command needs a program", nil},
 		{"overrideRelativeRepo", func(s *store.Session) { s.Overrides.Repo = "src/app" }, `overriding repository "src/app" is not an absolute path`, nil},
 		{"overrideUTF8", func(s *store.Session) { s.Overrides.Repo = "/" + badUTF8 }, "session overrides is not valid UTF-8", nil},

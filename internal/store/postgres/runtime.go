@@ -46,8 +46,8 @@ WHERE workspace_id = $4 AND id = $5`
 	templateSetApplied = `UPDATE runtime_templates SET effective = desired, effective_generation = desired_generation,
   pending_change = '', updated_at = $1 WHERE workspace_id = $2 AND id = $3 AND desired_generation = $4`
 
-	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at, overrides`
-	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`
+	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at, overrides, role`
+	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)`
 	sessionSelect  = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = $1 AND id = $2`
 	// sessionLock reads a session and locks its row until the transaction
 	// ends: the appends of its turns and messages, which number them
@@ -205,7 +205,7 @@ func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Sess
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session create: %w", err)
 	}
-	_, err = s.pool.Exec(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, micros(ss.CreatedAt), overrides)
+	_, err = s.pool.Exec(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, micros(ss.CreatedAt), overrides, string(ss.Role))
 	if err != nil {
 		if pgCode(err) == codeUniqueViolation {
 			return store.Session{}, fmt.Errorf("session create: %w: %s already has an open session in room %s", jam.ErrAlreadyExists, ss.Peer, ss.Room)
@@ -286,7 +286,7 @@ func scanSession(row scanner) (store.Session, error) {
 	var ss store.Session
 	var created, updated int64
 	var overrides string
-	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated, &overrides)
+	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated, &overrides, &ss.Role)
 	if err != nil {
 		return ss, err
 	}

@@ -412,3 +412,14 @@ func TestRuntimePrune_inBatches(t *testing.T) {
 		require.Equal(t, keep, k, table)
 	}
 }
+
+// TestSessions_roleIsChecked: the schema itself refuses a role that is
+// not one of the seven (migration 0026), whatever the code passes.
+func TestSessions_roleIsChecked(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t)
+	_, err := s.pool.Exec(t.Context(), sessionInsert, "sess_x", "ws_x", "tpl_x", "p", "a", "room", "open", "", int64(1), "{}", "reviewer")
+	require.Equal(t, "23514", pgCode(err), "a check violation: %v", err)
+	_, err = s.pool.Exec(t.Context(), sessionInsert, "sess_y", "ws_x", "tpl_x", "p", "a", "room", "open", "", int64(1), "{}", "review")
+	require.NoError(t, err)
+}

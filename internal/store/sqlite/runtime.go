@@ -28,8 +28,8 @@ WHERE workspace_id = ? AND id = ?`
   pending_change = '', updated_at = ? WHERE workspace_id = ? AND id = ? AND desired_generation = ?`
 
 	// overrides: migration 0012.
-	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at, overrides`
-	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sessionColumns = `id, workspace_id, template_id, profile, scope, room_id, lifecycle, provider_thread, created_at, updated_at, overrides, role`
+	sessionInsert  = `INSERT INTO runtime_sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sessionSelect  = `SELECT ` + sessionColumns + ` FROM runtime_sessions WHERE workspace_id = ? AND id = ?`
 	sessionOfRoom  = `SELECT ` + sessionColumns + ` FROM runtime_sessions
 WHERE workspace_id = ? AND profile = ? AND scope = ? AND room_id = ? AND lifecycle IN ('open', 'archived')
@@ -255,7 +255,7 @@ func (s *Store) SessionCreate(ctx context.Context, ss store.Session) (store.Sess
 		return store.Session{}, fmt.Errorf("session create: %w", err)
 	}
 	at := ss.CreatedAt.UnixMicro()
-	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at, overrides)
+	_, err = s.writer.ExecContext(ctx, sessionInsert, ss.ID, ss.WorkspaceID, ss.TemplateID, ss.Peer.Profile, ss.Peer.Scope, ss.Room, ss.Lifecycle, ss.ProviderThread, at, at, overrides, ss.Role)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return store.Session{}, fmt.Errorf("session create: %w: %s already has an open session in room %s", jam.ErrAlreadyExists, ss.Peer, ss.Room)
@@ -334,7 +334,7 @@ func scanSession(row scanner) (store.Session, error) {
 	var ss store.Session
 	var created, updated int64
 	var overrides string
-	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated, &overrides)
+	err := row.Scan(&ss.ID, &ss.WorkspaceID, &ss.TemplateID, &ss.Peer.Profile, &ss.Peer.Scope, &ss.Room, &ss.Lifecycle, &ss.ProviderThread, &created, &updated, &overrides, &ss.Role)
 	if err != nil {
 		return ss, err
 	}
