@@ -113,13 +113,21 @@ type DelegationResult struct {
 	At     time.Time
 }
 
-// DelegationListParams selects delegations of a workspace, newest first:
-// of one parent session when Parent is not "", at most Limit (0 means
-// DefaultDelegationLimit).
+// DelegationListParams selects delegations of a workspace, newest first,
+// at most Limit (0 means DefaultDelegationLimit). Each filter that is not
+// "" narrows the selection, and they combine (all must hold).
 type DelegationListParams struct {
 	WorkspaceID jam.WorkspaceID
-	Parent      jam.SessionID
-	Limit       int
+	// Parent selects the delegations of one parent session.
+	Parent jam.SessionID
+	// Child selects the delegation whose child that session is (at most
+	// one: a session is the child of at most one delegation).
+	Child jam.SessionID
+	// ChangeSet selects the delegations whose Inputs.ChangeSetID it is.
+	ChangeSet jam.ChangeSetID
+	// State selects the delegations in that state.
+	State DelegationState
+	Limit int
 }
 
 // DelegationSetChildParams records the child session of a pending

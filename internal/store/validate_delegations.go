@@ -212,6 +212,21 @@ func (p DelegationListParams) Bound() (int, error) {
 			return 0, err
 		}
 	}
+	if p.Child != "" {
+		if _, err := jam.ParseID[jam.SessionID](string(p.Child)); err != nil {
+			return 0, err
+		}
+	}
+	if p.ChangeSet != "" {
+		if _, err := jam.ParseID[jam.ChangeSetID](string(p.ChangeSet)); err != nil {
+			return 0, err
+		}
+	}
+	if p.State != "" {
+		if err := oneOf("delegation state", p.State, delegationStates); err != nil {
+			return 0, err
+		}
+	}
 	return listBound(p.Limit, DefaultDelegationLimit, MaxDelegationLimit)
 }
 

@@ -152,6 +152,14 @@ func TestDelegationParams_Validate(t *testing.T) {
 		{"parent", store.DelegationListParams{WorkspaceID: ws, Parent: jam.New[jam.SessionID](m), Limit: store.MaxDelegationLimit}, store.MaxDelegationLimit},
 		{"too many", store.DelegationListParams{WorkspaceID: ws, Limit: store.MaxDelegationLimit + 1}, 0},
 		{"bad parent", store.DelegationListParams{WorkspaceID: ws, Parent: "sess"}, 0},
+		{"child", store.DelegationListParams{WorkspaceID: ws, Child: jam.New[jam.SessionID](m)}, store.DefaultDelegationLimit},
+		{"bad child", store.DelegationListParams{WorkspaceID: ws, Child: jam.SessionID(jam.New[jam.DelegationID](m))}, 0},
+		{"change set", store.DelegationListParams{WorkspaceID: ws, ChangeSet: jam.New[jam.ChangeSetID](m)}, store.DefaultDelegationLimit},
+		{"bad change set", store.DelegationListParams{WorkspaceID: ws, ChangeSet: "cs"}, 0},
+		{"state", store.DelegationListParams{WorkspaceID: ws, State: store.DelegationSubmitted}, store.DefaultDelegationLimit},
+		{"bad state", store.DelegationListParams{WorkspaceID: ws, State: "done"}, 0},
+		{"all filters", store.DelegationListParams{WorkspaceID: ws, Parent: jam.New[jam.SessionID](m), Child: jam.New[jam.SessionID](m),
+			ChangeSet: jam.New[jam.ChangeSetID](m), State: store.DelegationRunning, Limit: 3}, 3},
 	} {
 		got, err := tt.p.Bound()
 		if tt.want == 0 {

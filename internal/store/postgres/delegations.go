@@ -11,8 +11,8 @@ import (
 	"github.com/jamhq/jam/internal/store"
 )
 
-// Delegations and their results (migration 0025), as in the SQLite
-// dialect, under READ COMMITTED:
+// Delegations and their results (migration 0025; the list's indexes,
+// migration 0027), as in the SQLite dialect, under READ COMMITTED:
 //
 //   - each move is one UPDATE whose WHERE clause names the states it
 //     applies from (and, for an attempt, the generation), which the UPDATE
@@ -38,8 +38,23 @@ reason, error, attempts, max_attempts, generation, created_at, updated_at`
 	delegationInsert = `INSERT INTO delegations (` + delegationColumns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::bigint, $15::bigint, $16::bigint, $17::bigint, $18::bigint)`
 	delegationByID = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND id = $2`
-	delegationList = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1 AND ($2 = '' OR parent_session = $2)
-ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $3`
+	// The list takes (workspace, parent, child, change set, state, limit)
+	// and applies every filter that is not '', led, as in the SQLite
+	// dialect, by the one an index answers best as a plain equality (a
+	// generic plan cannot drop a '' escape); delegationListQuery picks
+	// the query. The change set is read from the JSON object of inputs,
+	// with the expression of its index (migration 0027).
+	delegationSelect     = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1`
+	delegationChangeSet  = `((inputs::jsonb) ->> 'change_set_id')`
+	delegationListFilter = ` AND ($2 = '' OR parent_session = $2) AND ($3 = '' OR child_session = $3)
+  AND ($4 = '' OR ` + delegationChangeSet + ` = $4) AND ($5 = '' OR state = $5)
+ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $6`
+	delegationList            = delegationSelect + delegationListFilter
+	delegationListByChild     = delegationSelect + ` AND child_session = $3 AND child_session <> ''` + delegationListFilter
+	delegationListByChangeSet = delegationSelect + ` AND ` + delegationChangeSet + ` = $4` + delegationListFilter
+	delegationListByParent    = delegationSelect + ` AND parent_session = $2` + delegationListFilter
+	delegationListByState     = delegationSelect + ` AND state = $5` + delegationListFilter
+
 	delegationSetChild = `UPDATE delegations SET child_session = $1, state = 'running', generation = generation + 1, updated_at = $2::bigint
 WHERE workspace_id = $3 AND id = $4 AND state = 'pending' AND child_session = ''
 RETURNING ` + delegationColumns
@@ -105,11 +120,28 @@ func (s *Store) DelegationList(ctx context.Context, p store.DelegationListParams
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", err)
 	}
-	out, err := queryAll(ctx, s.pool, s.scanDelegation, delegationList, p.WorkspaceID, string(p.Parent), limit)
+	out, err := queryAll(ctx, s.pool, s.scanDelegation, delegationListQuery(p), p.WorkspaceID, string(p.Parent), string(p.Child),
+		string(p.ChangeSet), string(p.State), limit)
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", mapErr(err))
 	}
 	return out, nil
+}
+
+// delegationListQuery is the list query led by the most selective
+// filter p sets.
+func delegationListQuery(p store.DelegationListParams) string {
+	switch {
+	case p.Child != "":
+		return delegationListByChild
+	case p.ChangeSet != "":
+		return delegationListByChangeSet
+	case p.Parent != "":
+		return delegationListByParent
+	case p.State != "":
+		return delegationListByState
+	}
+	return delegationList
 }
 
 // DelegationSetChild implements [store.Delegations].

@@ -12,9 +12,10 @@ import (
 	"github.com/jamhq/jam/internal/store"
 )
 
-// Delegations and their results (migration 0025). Every write runs on
-// the writer, which holds the file's write lock from its first step to
-// its last, so no other connection to the file writes in between:
+// Delegations and their results (migration 0025; the list's indexes,
+// migration 0027). Every write runs on the writer, which holds the
+// file's write lock from its first step to its last, so no other
+// connection to the file writes in between:
 //
 //   - each move is one UPDATE whose WHERE clause names the states it
 //     applies from (and, for an attempt, the generation) and whose SET
@@ -35,8 +36,23 @@ const (
 reason, error, attempts, max_attempts, generation, created_at, updated_at`
 	delegationInsert = `INSERT INTO delegations (` + delegationColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	delegationByID   = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = ? AND id = ?`
-	delegationList   = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = ?1 AND (?2 = '' OR parent_session = ?2)
-ORDER BY created_at DESC, id DESC LIMIT ?3`
+	// The list takes (workspace, parent, child, change set, state, limit)
+	// and applies every filter that is not ''. Each query leads with one
+	// filter as a plain equality, the one an index answers best (the
+	// child's unique index, then the change set's, the parent's, the
+	// state's); the others, written with their '' escape, only narrow
+	// what it finds. delegationListQuery picks the query.
+	delegationSelect     = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = ?1`
+	delegationChangeSet  = `json_extract(inputs, '$.change_set_id')`
+	delegationListFilter = ` AND (?2 = '' OR parent_session = ?2) AND (?3 = '' OR child_session = ?3)
+  AND (?4 = '' OR ` + delegationChangeSet + ` = ?4) AND (?5 = '' OR state = ?5)
+ORDER BY created_at DESC, id DESC LIMIT ?6`
+	delegationList            = delegationSelect + delegationListFilter
+	delegationListByChild     = delegationSelect + ` AND child_session = ?3 AND child_session <> ''` + delegationListFilter
+	delegationListByChangeSet = delegationSelect + ` AND ` + delegationChangeSet + ` = ?4` + delegationListFilter
+	delegationListByParent    = delegationSelect + ` AND parent_session = ?2` + delegationListFilter
+	delegationListByState     = delegationSelect + ` AND state = ?5` + delegationListFilter
+
 	delegationSetChild = `UPDATE delegations SET child_session = ?1, state = 'running', generation = generation + 1, updated_at = ?2
 WHERE workspace_id = ?3 AND id = ?4 AND state = 'pending' AND child_session = ''
 RETURNING ` + delegationColumns
@@ -102,11 +118,27 @@ func (s *Store) DelegationList(ctx context.Context, p store.DelegationListParams
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", err)
 	}
-	out, err := queryAll(ctx, s.reader, s.scanDelegation, delegationList, p.WorkspaceID, p.Parent, limit)
+	out, err := queryAll(ctx, s.reader, s.scanDelegation, delegationListQuery(p), p.WorkspaceID, p.Parent, p.Child, p.ChangeSet, p.State, limit)
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", storageFault(err))
 	}
 	return out, nil
+}
+
+// delegationListQuery is the list query led by the most selective
+// filter p sets.
+func delegationListQuery(p store.DelegationListParams) string {
+	switch {
+	case p.Child != "":
+		return delegationListByChild
+	case p.ChangeSet != "":
+		return delegationListByChangeSet
+	case p.Parent != "":
+		return delegationListByParent
+	case p.State != "":
+		return delegationListByState
+	}
+	return delegationList
 }
 
 // DelegationSetChild implements [store.Delegations].

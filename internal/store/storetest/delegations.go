@@ -105,6 +105,89 @@ func delegationCases(t *testing.T, open func(t *testing.T) store.Store) {
 		require.ErrorIs(t, err, jam.ErrInvalid, "a contract that is not an object")
 	})
 
+	t.Run("Delegation_listFilters", func(t *testing.T) {
+		t.Parallel()
+		b := setupMessaging(t, open)
+		ctx := t.Context()
+		p1, p2 := jam.New[jam.SessionID](b.minter), jam.New[jam.SessionID](b.minter)
+		csX, csY := jam.New[jam.ChangeSetID](b.minter), jam.New[jam.ChangeSetID](b.minter)
+		childA, childD := jam.New[jam.SessionID](b.minter), jam.New[jam.SessionID](b.minter)
+		// put creates a delegation of parent on change set cs ("" for no
+		// inputs) and, when child is not "", starts it.
+		put := func(ws jam.WorkspaceID, at time.Duration, parent jam.SessionID, cs jam.ChangeSetID, child jam.SessionID) store.Delegation {
+			d := delegationAt(b, at)
+			d.WorkspaceID, d.Parent, d.Inputs = ws, parent, store.DelegationInputs{ChangeSetID: cs}
+			d = createDelegation(t, b, d)
+			if child == "" {
+				return d
+			}
+			d, err := b.st.DelegationSetChild(ctx, store.DelegationSetChildParams{WorkspaceID: ws, ID: d.ID, Child: child, At: d.CreatedAt})
+			require.NoError(t, err)
+			return d
+		}
+		a := put(b.ws, 0, p1, csX, childA)                                       // running
+		bb := put(b.ws, time.Second, p1, csX, "")                                // pending
+		c := put(b.ws, 2*time.Second, p1, csY, jam.New[jam.SessionID](b.minter)) // cancelled below
+		_, err := b.st.DelegationCancel(ctx, store.DelegationEndParams{WorkspaceID: b.ws, ID: c.ID, Reason: "cancelled", At: c.CreatedAt})
+		require.NoError(t, err)
+		d := put(b.ws, 3*time.Second, p2, csX, childD) // running
+		e := put(b.ws, 4*time.Second, p2, "", "")      // pending, no inputs
+		// Another workspace's delegation with the same parent, change set
+		// and child, newest of all: no list of b.ws may show it.
+		foreign := put(b.other, 5*time.Second, p1, csX, childA)
+
+		ids := func(ds ...store.Delegation) []jam.DelegationID { return delegationIDs(ds) }
+		for _, tt := range []struct {
+			name string
+			p    store.DelegationListParams
+			want []jam.DelegationID
+		}{
+			{"none", store.DelegationListParams{}, ids(e, d, c, bb, a)},
+			{"parent", store.DelegationListParams{Parent: p1}, ids(c, bb, a)},
+			{"child", store.DelegationListParams{Child: childA}, ids(a)},
+			{"other child", store.DelegationListParams{Child: childD}, ids(d)},
+			{"child of none", store.DelegationListParams{Child: jam.New[jam.SessionID](b.minter)}, ids()},
+			{"child and its parent", store.DelegationListParams{Child: childD, Parent: p2}, ids(d)},
+			{"child and another parent", store.DelegationListParams{Child: childA, Parent: p2}, ids()},
+			{"child and another state", store.DelegationListParams{Child: childA, State: store.DelegationPending}, ids()},
+			{"change set", store.DelegationListParams{ChangeSet: csX}, ids(d, bb, a)},
+			{"change set and parent", store.DelegationListParams{ChangeSet: csX, Parent: p1}, ids(bb, a)},
+			{"change set and state", store.DelegationListParams{ChangeSet: csX, State: store.DelegationRunning}, ids(d, a)},
+			{"change set, parent and state", store.DelegationListParams{ChangeSet: csX, Parent: p1, State: store.DelegationRunning}, ids(a)},
+			{"change set and child", store.DelegationListParams{ChangeSet: csX, Child: childD}, ids(d)},
+			{"change set and another child", store.DelegationListParams{ChangeSet: csY, Child: childD}, ids()},
+			{"other change set", store.DelegationListParams{ChangeSet: csY}, ids(c)},
+			{"change set of none", store.DelegationListParams{ChangeSet: jam.New[jam.ChangeSetID](b.minter)}, ids()},
+			{"change set, limited", store.DelegationListParams{ChangeSet: csX, Limit: 2}, ids(d, bb)},
+			{"pending", store.DelegationListParams{State: store.DelegationPending}, ids(e, bb)},
+			{"running", store.DelegationListParams{State: store.DelegationRunning}, ids(d, a)},
+			{"cancelled", store.DelegationListParams{State: store.DelegationCancelled}, ids(c)},
+			{"submitted", store.DelegationListParams{State: store.DelegationSubmitted}, ids()},
+			{"state and parent", store.DelegationListParams{State: store.DelegationPending, Parent: p2}, ids(e)},
+			{"state and parent, limited", store.DelegationListParams{State: store.DelegationRunning, Parent: p1, Limit: 1}, ids(a)},
+		} {
+			tt.p.WorkspaceID = b.ws
+			got, err := b.st.DelegationList(ctx, tt.p)
+			require.NoError(t, err, tt.name)
+			require.Equal(t, tt.want, delegationIDs(got), tt.name)
+		}
+		for _, p := range []store.DelegationListParams{{Child: childA}, {ChangeSet: csX}, {Parent: p1}, {State: store.DelegationRunning}, {}} {
+			p.WorkspaceID = b.other
+			got, err := b.st.DelegationList(ctx, p)
+			require.NoError(t, err)
+			require.Equal(t, ids(foreign), delegationIDs(got), "the other workspace sees its own only: %+v", p)
+		}
+		for name, p := range map[string]store.DelegationListParams{
+			"bad child":      {Child: "sess"},
+			"bad change set": {ChangeSet: "cs"},
+			"bad state":      {State: "done"},
+		} {
+			p.WorkspaceID = b.ws
+			_, err := b.st.DelegationList(ctx, p)
+			require.ErrorIs(t, err, jam.ErrInvalid, name)
+		}
+	})
+
 	t.Run("Delegation_setChild", func(t *testing.T) {
 		t.Parallel()
 		b := setupMessaging(t, open)
