@@ -95,6 +95,20 @@ func TestBroker_replayedEqualsLive(t *testing.T) {
 	require.Nil(t, got.Data, "empty data is left out")
 }
 
+// TestBroker_noticeMessageIDs: an event about a local notice (a
+// delegation's briefing or news) names it by its notice id, live and
+// replayed; a notice id that is not one is refused.
+func TestBroker_noticeMessageIDs(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, events.Config{})
+	live := tb.subscribe(t, 0)
+	notice := jam.NoticeID(jam.New[jam.MessageID](jam.NewMinter(nil, nil)))
+	require.NoError(t, tb.b.Publish(t.Context(), events.Event{Kind: "turn.running", Peer: jam.PeerKey{Profile: "p", Scope: "a"}, MessageID: notice}))
+	require.Equal(t, notice, next(t, live).MessageID)
+	require.Equal(t, notice, next(t, tb.subscribe(t, 0)).MessageID)
+	require.ErrorIs(t, tb.b.Publish(t.Context(), events.Event{Kind: "k", MessageID: jam.NoticePrefix + "msg_x"}), jam.ErrInvalid)
+}
+
 func TestBroker_laggedSubscriberResyncsAndResumes(t *testing.T) {
 	t.Parallel()
 	const buffer, total = 8, 100

@@ -103,7 +103,7 @@ func validate(e Event) (Event, error) {
 		}
 	}
 	if e.MessageID != "" {
-		if e.MessageID, err = jam.ParseUUID[jam.PlatformMessageID](string(e.MessageID)); err != nil {
+		if e.MessageID, err = jam.ParseMessageID(string(e.MessageID)); err != nil {
 			return e, err
 		}
 	}

@@ -94,7 +94,8 @@ func (e EventRecord) Canonical() (EventRecord, error) {
 		}
 	}
 	if e.MessageID != "" {
-		if e.MessageID, err = parseUUID(e.MessageID); err != nil {
+		// A Band message's UUID or a local notice's id.
+		if e.MessageID, err = parseMessageID(e.MessageID); err != nil {
 			return e, err
 		}
 	}
