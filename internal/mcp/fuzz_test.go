@@ -21,6 +21,10 @@ func FuzzToolInput(f *testing.F) {
 		`{"limit":1e2}`, `{"limit":20.0}`, `{"text":"a","text":""}`, `{"TEXT":"x"}`, `{"text":"x"} {}`,
 		`{"text":"\u0000"}`, `{"to":[null]}`, `{"mentions":null,"text":" "}`, `{"text":"x","to":[""]}`,
 		`{"limit":null}`, `{"limit":-9223372036854775809}`, `{"text":"\ud800"}`, `{"room":"r"}`, `{`,
+		`{"role":"review","agent":"rev","instructions":"look","change_set":"cs_1"}`,
+		`{"role":"research","agent":"rev","instructions":"x","contract":"custom","schema":{"type":"object"},"max_attempts":2}`,
+		`{"role":"review","agent":"rev","instructions":"x","commit":"0123456789abcdef0123456789abcdef01234567"}`,
+		`{"delegation":"del_1","result":{"verdict":"approve"}}`, `{"delegation":"del_1","result":null}`, `{"delegation":" del_1"}`,
 	} {
 		f.Add(seed)
 	}
@@ -82,6 +86,37 @@ func FuzzToolInput(f *testing.F) {
 			check(err)
 		}
 		if _, err := decodeNone(msg, l); err != nil {
+			check(err)
+		}
+		object := func(field string, raw json.RawMessage, max int) {
+			t.Helper()
+			if len(raw) > max || !json.Valid(raw) || strings.TrimSpace(string(raw))[0] != '{' {
+				t.Fatalf("accepted %s %q", field, raw)
+			}
+		}
+		if in, err := decodeDelegate(msg, l); err == nil {
+			text("instructions", in.Instructions, MaxInstructionsBytes)
+			names("agent", []string{in.Agent}, 1)
+			if in.Commit != "" && !isHexName(in.Commit) || (in.Contract == "custom") != (len(in.Schema) > 0) {
+				t.Fatalf("accepted %+v", in)
+			}
+			if len(in.Schema) > 0 {
+				object("schema", in.Schema, MaxSchemaBytes)
+			}
+		} else {
+			check(err)
+		}
+		if in, err := decodeSubmit(msg, l); err == nil {
+			object("result", in.Result, MaxResultBytes)
+			if in.Delegation == "" {
+				t.Fatal("accepted no delegation")
+			}
+		} else {
+			check(err)
+		}
+		if in, err := decodeDelegation(msg, l); err == nil && in.Delegation == "" {
+			t.Fatal("accepted no delegation")
+		} else if err != nil {
 			check(err)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -214,4 +215,136 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// Delegation bounds, the store's: the instructions, a custom contract's
+// schema and a result, in bytes; the attempts a delegation may be given.
+const (
+	MaxInstructionsBytes = 32 << 10
+	MaxSchemaBytes       = 64 << 10
+	MaxResultBytes       = 256 << 10
+	MaxAttempts          = 10
+	maxIDBytes           = 128
+)
+
+// roles are the session roles a delegation may name.
+var roles = []string{"review", "test", "research", "security", "integration", "developer", "coordinator"}
+
+// contracts are the contracts a delegation may name.
+var contracts = []string{"review", "test", "custom"}
+
+func decodeDelegate(raw json.RawMessage, _ limits) (DelegateInput, error) {
+	in, err := decodeObject[DelegateInput](raw)
+	if err != nil {
+		return in, err
+	}
+	if err := checkChoice("role", in.Role, roles); err != nil {
+		return in, err
+	}
+	switch {
+	case strings.TrimSpace(in.Agent) == "":
+		return in, invalid("agent", "is required: an agent of the room, by its handle or id from room_participants")
+	case len(in.Agent) > maxNameBytes:
+		return in, invalid("agent", "is %d bytes; a handle or id has at most %d", len(in.Agent), maxNameBytes)
+	}
+	if err := checkText("instructions", in.Instructions, MaxInstructionsBytes); err != nil {
+		return in, err
+	}
+	if err := checkID("change_set", in.ChangeSet, false); err != nil {
+		return in, err
+	}
+	if in.Commit != "" && !isHexName(in.Commit) {
+		return in, invalid("commit", "want a commit's full name (40 or 64 lower-case hex digits), got %q", clip(in.Commit, 80))
+	}
+	if in.Contract != "" {
+		if err := checkChoice("contract", in.Contract, contracts); err != nil {
+			return in, err
+		}
+	}
+	switch {
+	case in.Contract == "custom" && len(in.Schema) == 0:
+		return in, invalid("schema", "is required with contract custom: give the JSON Schema object the result must satisfy")
+	case in.Contract != "custom" && len(in.Schema) != 0:
+		return in, invalid("schema", "is only for contract custom")
+	}
+	if len(in.Schema) != 0 {
+		if err := checkJSONObject("schema", in.Schema, MaxSchemaBytes); err != nil {
+			return in, err
+		}
+	}
+	if in.MaxAttempts != nil && (*in.MaxAttempts < 1 || *in.MaxAttempts > MaxAttempts) {
+		return in, invalid("max_attempts", "%d is out of range: give 1 to %d, or leave it out for 3", *in.MaxAttempts, MaxAttempts)
+	}
+	return in, nil
+}
+
+func decodeDelegation(raw json.RawMessage, _ limits) (DelegationInput, error) {
+	in, err := decodeObject[DelegationInput](raw)
+	if err != nil {
+		return in, err
+	}
+	return in, checkID("delegation", in.Delegation, true)
+}
+
+func decodeSubmit(raw json.RawMessage, _ limits) (SubmitInput, error) {
+	in, err := decodeObject[SubmitInput](raw)
+	if err != nil {
+		return in, err
+	}
+	if err := checkID("delegation", in.Delegation, true); err != nil {
+		return in, err
+	}
+	if len(in.Result) == 0 {
+		return in, invalid("result", "is required: a JSON object that satisfies the delegation's contract")
+	}
+	return in, checkJSONObject("result", in.Result, MaxResultBytes)
+}
+
+// checkChoice requires s to be one of choices.
+func checkChoice(field, s string, choices []string) error {
+	if slices.Contains(choices, s) {
+		return nil
+	}
+	if s == "" {
+		return invalid(field, "is required: one of %s", strings.Join(choices, ", "))
+	}
+	return invalid(field, "%q is not one of %s", clip(s, 64), strings.Join(choices, ", "))
+}
+
+// checkID requires a plausible id (present when required): its form is
+// the daemon's to check, this only keeps junk short.
+func checkID(field, s string, required bool) error {
+	switch {
+	case s == "" && required:
+		return invalid(field, "is required")
+	case len(s) > maxIDBytes:
+		return invalid(field, "is %d bytes; an id has at most %d", len(s), maxIDBytes)
+	case strings.TrimSpace(s) != s:
+		return invalid(field, "has spaces around it")
+	}
+	return nil
+}
+
+// checkJSONObject requires raw to be a JSON object of at most max bytes.
+func checkJSONObject(field string, raw json.RawMessage, max int) error {
+	if len(raw) > max {
+		return invalid(field, "is %d bytes, more than the %d allowed", len(raw), max)
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return invalid(field, "want a JSON object")
+	}
+	return nil
+}
+
+// isHexName reports whether s is a full git object name.
+func isHexName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

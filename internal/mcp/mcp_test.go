@@ -123,6 +123,25 @@ func (f *fakeActions) CaptureChangeSet(ctx context.Context, s jam.SessionID) (mc
 		f.record(ctx, "CaptureChangeSet", s, nil)
 }
 
+var delegated = mcp.Delegation{ID: "del_1", Role: "review", Agent: "local/rev", Parent: "sess_p", Child: "sess_c", ChangeSet: "cs_1",
+	Contract: "review", State: "running", MaxAttempts: 3, Note: "started"}
+
+func (f *fakeActions) Delegate(ctx context.Context, s jam.SessionID, in mcp.DelegateInput) (mcp.Delegation, error) {
+	return delegated, f.record(ctx, "Delegate", s, in)
+}
+
+func (f *fakeActions) DelegationStatus(ctx context.Context, s jam.SessionID, id string) (mcp.Delegation, error) {
+	d := delegated
+	d.Schema = json.RawMessage(`{"type":"object"}`)
+	return d, f.record(ctx, "DelegationStatus", s, id)
+}
+
+func (f *fakeActions) SubmitResult(ctx context.Context, s jam.SessionID, in mcp.SubmitInput) (mcp.Delegation, error) {
+	d := delegated
+	d.State, d.Result, d.Digest = "submitted", in.Result, "abc"
+	return d, f.record(ctx, "SubmitResult", s, in)
+}
+
 // logBuffer collects the server's log, at debug.
 type logBuffer struct {
 	mu  sync.Mutex
@@ -259,7 +278,8 @@ func TestServer_ListTools(t *testing.T) {
 				require.Equal(t, false, m["additionalProperties"], tool.Name)
 				schemas[tool.Name] = m
 			}
-			require.ElementsMatch(t, []string{"room_reply", "room_no_reply", "room_send", "room_participants", "room_history", "changeset_capture"}, names)
+			require.ElementsMatch(t, []string{"room_reply", "room_no_reply", "room_send", "room_participants", "room_history", "changeset_capture",
+				"delegate", "delegation_status", "submit_result"}, names)
 
 			prop := func(tool, name string) map[string]any {
 				p, ok := schemas[tool]["properties"].(map[string]any)[name].(map[string]any)
@@ -280,6 +300,22 @@ func TestServer_ListTools(t *testing.T) {
 			require.EqualValues(t, 1, limit["minimum"])
 			require.EqualValues(t, 100, limit["maximum"])
 			require.EqualValues(t, 20, limit["default"])
+			require.ElementsMatch(t, []any{"role", "agent", "instructions"}, schemas["delegate"]["required"])
+			require.ElementsMatch(t, []any{"review", "test", "research", "security", "integration", "developer", "coordinator"}, prop("delegate", "role")["enum"])
+			require.ElementsMatch(t, []any{"review", "test", "custom"}, prop("delegate", "contract")["enum"])
+			require.Equal(t, "object", prop("delegate", "schema")["type"], "raw JSON is an object, not a byte array")
+			require.EqualValues(t, 32768, prop("delegate", "instructions")["maxLength"])
+			require.Equal(t, "integer", prop("delegate", "max_attempts")["type"])
+			require.ElementsMatch(t, []any{"delegation", "result"}, schemas["submit_result"]["required"])
+			require.Equal(t, "object", prop("submit_result", "result")["type"])
+			require.ElementsMatch(t, []any{"delegation"}, schemas["delegation_status"]["required"])
+			for _, tool := range res.Tools {
+				if tool.Name == "submit_result" {
+					raw, err := json.Marshal(tool.OutputSchema)
+					require.NoError(t, err)
+					require.Contains(t, string(raw), `"result":{"description":"The validated result, once submitted.","type":"object"}`)
+				}
+			}
 		})
 	}
 }
@@ -311,6 +347,21 @@ func TestServer_CallTools(t *testing.T) {
 			method: "History", in: 100, want: mcp.HistoryOutput{Messages: []mcp.Message{{ID: "m1", SenderID: "p1", SenderName: "Ada", SenderType: "person", Text: "hi", At: "2026-03-01T12:00:00Z"}}}},
 		{tool: "changeset_capture", args: map[string]any{},
 			method: "CaptureChangeSet", want: mcp.ChangeSet{ID: "cs_1", Turn: "turn_1", Files: 2, Paths: []string{"a.go", "b.go"}, PatchBytes: 120}},
+		{tool: "delegate", args: map[string]any{"role": "review", "agent": "rev", "instructions": "review it", "change_set": "cs_1"},
+			method: "Delegate", in: mcp.DelegateInput{Role: "review", Agent: "rev", Instructions: "review it", ChangeSet: "cs_1"}, want: delegated},
+		{tool: "delegate", args: map[string]any{"role": "research", "agent": "rev", "instructions": "find out", "contract": "custom",
+			"schema": map[string]any{"type": "object"}, "max_attempts": 2, "commit": strings.Repeat("ab", 20)},
+			method: "Delegate", in: mcp.DelegateInput{Role: "research", Agent: "rev", Instructions: "find out", Contract: "custom",
+				Schema: json.RawMessage(`{"type":"object"}`), MaxAttempts: new(2), Commit: strings.Repeat("ab", 20)}, want: delegated},
+		{tool: "delegation_status", args: map[string]any{"delegation": "del_1"},
+			method: "DelegationStatus", in: "del_1", want: func() mcp.Delegation { d := delegated; d.Schema = json.RawMessage(`{"type":"object"}`); return d }()},
+		{tool: "submit_result", args: map[string]any{"delegation": "del_1", "result": map[string]any{"verdict": "approve"}},
+			method: "SubmitResult", in: mcp.SubmitInput{Delegation: "del_1", Result: json.RawMessage(`{"verdict":"approve"}`)},
+			want: func() mcp.Delegation {
+				d := delegated
+				d.State, d.Result, d.Digest = "submitted", json.RawMessage(`{"verdict":"approve"}`), "abc"
+				return d
+			}()},
 	}
 	for _, p := range protocols {
 		for _, tc := range cases {
@@ -408,6 +459,22 @@ func TestServer_BadInput(t *testing.T) {
 		{"limit a fraction", "room_history", map[string]any{"limit": 2.5}, "limit"},
 		{"participants with an argument", "room_participants", map[string]any{"session": "sess_x"}, "session"},
 		{"capture with an argument", "changeset_capture", map[string]any{"room": "r"}, "room"},
+		{"delegate without a role", "delegate", map[string]any{"agent": "rev", "instructions": "x"}, "role"},
+		{"delegate an unknown role", "delegate", map[string]any{"role": "judge", "agent": "rev", "instructions": "x"}, "role"},
+		{"delegate to nobody", "delegate", map[string]any{"role": "review", "agent": " ", "instructions": "x"}, "agent"},
+		{"delegate without instructions", "delegate", map[string]any{"role": "review", "agent": "rev"}, "instructions"},
+		{"delegate 33 KiB of instructions", "delegate", map[string]any{"role": "review", "agent": "rev", "instructions": strings.Repeat("i", 33<<10)}, "instructions"},
+		{"delegate a short commit", "delegate", map[string]any{"role": "review", "agent": "rev", "instructions": "x", "commit": "abc123"}, "commit"},
+		{"delegate an unknown contract", "delegate", map[string]any{"role": "review", "agent": "rev", "instructions": "x", "contract": "vibes"}, "contract"},
+		{"delegate custom without a schema", "delegate", map[string]any{"role": "research", "agent": "rev", "instructions": "x", "contract": "custom"}, "schema"},
+		{"delegate a schema that is no object", "delegate", map[string]any{"role": "research", "agent": "rev", "instructions": "x", "contract": "custom", "schema": []int{1}}, "schema"},
+		{"delegate a schema without custom", "delegate", map[string]any{"role": "review", "agent": "rev", "instructions": "x", "schema": map[string]any{}}, "schema"},
+		{"delegate 11 attempts", "delegate", map[string]any{"role": "review", "agent": "rev", "instructions": "x", "max_attempts": 11}, "max_attempts"},
+		{"status without an id", "delegation_status", map[string]any{}, "delegation"},
+		{"submit without a result", "submit_result", map[string]any{"delegation": "del_1"}, "result"},
+		{"submit a string", "submit_result", map[string]any{"delegation": "del_1", "result": "approve"}, "result"},
+		{"submit null", "submit_result", map[string]any{"delegation": "del_1", "result": nil}, "result"},
+		{"submit without a delegation", "submit_result", map[string]any{"result": map[string]any{}}, "delegation"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

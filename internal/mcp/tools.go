@@ -20,13 +20,18 @@ const (
 	ToolParticipants     = "room_participants"
 	ToolHistory          = "room_history"
 	ToolCaptureChangeSet = "changeset_capture"
+	ToolDelegate         = "delegate"
+	ToolDelegationStatus = "delegation_status"
+	ToolSubmitResult     = "submit_result"
 )
 
 // instructions is what the server tells the agent at initialize.
 const instructions = "jam runs you in a chat room. Act in the room with these tools: " +
 	"answer the message you are working on with room_reply, or decline with room_no_reply; " +
 	"room_send messages named participants. These are staged on your running turn and take effect " +
-	"only when the turn ends successfully. A tool error starts with a code: invalid_argument " +
+	"only when the turn ends successfully. delegate hands work (a review, tests…) to another agent of the " +
+	"room in a child session; its result comes back to you as a notice, and delegation_status reads it. " +
+	"When you were given a delegation, submit_result answers it with a result its contract accepts. A tool error starts with a code: invalid_argument " +
 	"(fix the arguments), not_found, conflict, permission_denied, unavailable or rate_limited " +
 	"(wait, then retry), internal."
 
@@ -124,10 +129,7 @@ func (s *Server) tools() []tool {
 			Annotations: readOnly,
 		}, fixHistory, l, decodeHistory, func(ctx context.Context, a Actions, s jam.SessionID, in HistoryInput) (HistoryOutput, error) {
 			ms, err := a.History(ctx, s, *in.Limit)
-			if ms == nil {
-				ms = []Message{}
-			}
-			return HistoryOutput{Messages: ms}, err
+			return boundHistory(ms), err
 		}),
 		newTool(&sdk.Tool{
 			Name: ToolCaptureChangeSet,
@@ -140,9 +142,112 @@ func (s *Server) tools() []tool {
 			if cs.Paths == nil {
 				cs.Paths = []string{}
 			}
+			if len(cs.Paths) > MaxResultPaths {
+				cs.PathsOmitted, cs.Paths = len(cs.Paths)-MaxResultPaths, cs.Paths[:MaxResultPaths]
+			}
 			return cs, err
 		}),
+		withObjects(newTool(&sdk.Tool{
+			Name: ToolDelegate,
+			Description: "Delegate work to another agent of your room that jam runs: a child session of that agent, in a " +
+				"role (review, test, research, security, integration, developer, coordinator), starts at once with " +
+				"your instructions as its first prompt, in its own worktree holding the change set or commit you pin. " +
+				"It must answer with a result its contract accepts: review ({verdict: approve or request_changes, " +
+				"summary, findings: [{path, line, severity, message}]}), test ({passed, commands, failures}) or a " +
+				"custom JSON Schema. When it does, or fails, you get a notice; read the result with delegation_status.",
+			Annotations: &sdk.ToolAnnotations{Title: "Delegate work", DestructiveHint: new(false), OpenWorldHint: new(false)},
+		}, fixDelegate, l, decodeDelegate, func(ctx context.Context, a Actions, s jam.SessionID, in DelegateInput) (Delegation, error) {
+			return a.Delegate(ctx, s, in)
+		})),
+		withObjects(newTool(&sdk.Tool{
+			Name: ToolDelegationStatus,
+			Description: "Read a delegation you made or were given: its state, the contract's schema, the attempts, and " +
+				"once submitted the validated result.",
+			Annotations: readOnly,
+		}, fixDelegation, l, decodeDelegation, func(ctx context.Context, a Actions, s jam.SessionID, in DelegationInput) (Delegation, error) {
+			return a.DelegationStatus(ctx, s, in.Delegation)
+		})),
+		withObjects(newTool(&sdk.Tool{
+			Name: ToolSubmitResult,
+			Description: "Answer the delegation you were given with your result, a JSON object its contract accepts. An " +
+				"invalid result is refused with the problems (a path into your result and what is wrong) and counts an " +
+				"attempt; fix them and submit again. A valid result is recorded for good and the delegating agent is told.",
+			Annotations: &sdk.ToolAnnotations{Title: "Submit a delegation's result", DestructiveHint: new(false), OpenWorldHint: new(false)},
+		}, fixSubmit, l, decodeSubmit, func(ctx context.Context, a Actions, s jam.SessionID, in SubmitInput) (Delegation, error) {
+			return a.SubmitResult(ctx, s, in)
+		})),
 	}
+}
+
+// Result bounds: what a tool returns stays short enough for a model to
+// read. room_history keeps the latest messages that fit in
+// MaxHistoryBytes, each text clipped to MaxMessageBytes;
+// changeset_capture lists at most MaxResultPaths paths.
+const (
+	MaxHistoryBytes = 128 << 10
+	MaxMessageBytes = 16 << 10
+	MaxResultPaths  = 500
+)
+
+// boundHistory clips ms (oldest first) to the result bounds, dropping
+// the oldest messages that do not fit.
+func boundHistory(ms []Message) HistoryOutput {
+	out := HistoryOutput{Messages: []Message{}}
+	total := 0
+	keep := len(ms)
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		if len(m.Text) > MaxMessageBytes {
+			m.Text, m.Clipped = clip(m.Text, MaxMessageBytes), true
+		}
+		if total += len(m.Text); total > MaxHistoryBytes {
+			break
+		}
+		ms[i], keep = m, i
+	}
+	out.Messages = append(out.Messages, ms[keep:]...)
+	out.Omitted = keep
+	return out
+}
+
+// withObjects makes the properties that carry raw JSON (schema, result)
+// plain objects in both schemas: they are inferred from json.RawMessage,
+// a byte slice.
+func withObjects(t tool) tool {
+	for _, s := range []*jsonschema.Schema{t.def.InputSchema.(*jsonschema.Schema), t.def.OutputSchema.(*jsonschema.Schema)} {
+		for _, name := range []string{"schema", "result"} {
+			if p, ok := s.Properties[name]; ok {
+				s.Properties[name] = &jsonschema.Schema{Type: "object", Description: p.Description}
+			}
+		}
+	}
+	return t
+}
+
+func fixDelegate(s *jsonschema.Schema, _ limits) {
+	s.Properties["role"].Enum = anyList(roles)
+	s.Properties["contract"].Enum = anyList(contracts)
+	s.Properties["agent"].MinLength, s.Properties["agent"].MaxLength = new(1), new(maxNameBytes)
+	textBounds(s.Properties["instructions"], MaxInstructionsBytes)
+	s.Properties["change_set"].MaxLength = new(maxIDBytes)
+	s.Properties["commit"].Pattern = "^([0-9a-f]{40}|[0-9a-f]{64})$"
+	p := s.Properties["max_attempts"]
+	p.Types, p.Type = nil, "integer"
+	p.Minimum, p.Maximum = new(float64(1)), new(float64(MaxAttempts))
+}
+
+func fixDelegation(s *jsonschema.Schema, _ limits) {
+	s.Properties["delegation"].MinLength, s.Properties["delegation"].MaxLength = new(1), new(maxIDBytes)
+}
+
+func fixSubmit(s *jsonschema.Schema, l limits) { fixDelegation(s, l) }
+
+func anyList(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 // The schema fixes state the bounds the decoders enforce.
