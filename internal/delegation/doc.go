@@ -9,9 +9,11 @@
 //
 //   - [Service.Create] checks the request (role, agent, instructions,
 //     inputs, contract), stores the delegation pending, asks the runtime
-//     ([Children.Start]) for the child session, which gets the
-//     instructions as its first turn, and records the child (running). A
-//     child that cannot start fails the delegation (start_failed).
+//     ([Children.Start]) for the child session, records the child
+//     (running), and only then has the child's first turn queued with the
+//     instructions ([Children.Begin]), so the child's submit always finds
+//     itself recorded. A child that cannot start fails the delegation
+//     (start_failed).
 //   - The child answers with [Service.Submit]. Only the delegation's own
 //     child may: for any other session the delegation does not exist
 //     (jam.ErrNotFound, as for another workspace's). The result is checked

@@ -34,9 +34,13 @@ type Store interface {
 // Children is what the service needs of the runtime.
 type Children interface {
 	// Start creates d's child session (an ordinary session of d.Agent in
-	// d.Role) and queues its first turn with d's instructions and inputs,
-	// and returns the child's id.
+	// d.Role, its worktree at d's inputs) and returns its id. It does not
+	// run it yet.
 	Start(ctx context.Context, d store.Delegation) (jam.SessionID, error)
+	// Begin queues the first turn of d's child, recorded on d, with d's
+	// instructions, inputs and contract. It comes after the child is
+	// recorded, so the child's submit always finds itself the child.
+	Begin(ctx context.Context, d store.Delegation) error
 	// Notify puts text, a local notice, into parent's next turn.
 	Notify(ctx context.Context, parent jam.SessionID, text string) error
 }
@@ -49,6 +53,11 @@ type Config struct {
 	// MaxAttempts is the default of a delegation's invalid results before
 	// it fails (0: DefaultMaxAttempts).
 	MaxAttempts int
+	// Changed, when set, is told each delegation as a write of the
+	// service leaves it (created, running, an attempt, submitted, failed,
+	// cancelled), after the write: for the event stream. It runs on the
+	// writer's goroutine, holding no lock of the service.
+	Changed func(d store.Delegation)
 }
 
 func (c Config) withDefaults() Config {
@@ -125,19 +134,41 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (store.Delegati
 	if d, err = s.st.DelegationCreate(ctx, d); err != nil {
 		return store.Delegation{}, fmt.Errorf("delegate: %w", err)
 	}
+	s.changed(d)
 	child, err := s.children.Start(ctx, d)
 	if err != nil {
-		_, ferr := s.st.DelegationFail(context.WithoutCancel(ctx), store.DelegationEndParams{WorkspaceID: d.WorkspaceID, ID: d.ID,
-			Reason: ReasonStartFailed, Error: clip(err.Error(), store.MaxDelegationErrorLen), At: s.cfg.Now()})
-		return store.Delegation{}, fmt.Errorf("delegate %s: start the child: %w", d.ID, errors.Join(err, ferr))
+		return store.Delegation{}, s.startFailed(ctx, d, err)
 	}
-	d, err = s.st.DelegationSetChild(ctx, store.DelegationSetChildParams{WorkspaceID: d.WorkspaceID, ID: d.ID, Child: child, At: s.cfg.Now()})
+	running, err := s.st.DelegationSetChild(ctx, store.DelegationSetChildParams{WorkspaceID: d.WorkspaceID, ID: d.ID, Child: child, At: s.cfg.Now()})
 	if err != nil {
 		return store.Delegation{}, fmt.Errorf("delegate %s: record the child %s: %w", d.ID, child, err)
 	}
+	d = running
+	if err := s.children.Begin(ctx, d); err != nil {
+		return store.Delegation{}, s.startFailed(ctx, d, err)
+	}
+	s.changed(d)
 	s.cfg.Logger.Info("delegated", "component", "delegation", "delegation", d.ID, "parent", d.Parent, "child", d.Child, "role", d.Role,
 		"contract", d.ContractName)
 	return d, nil
+}
+
+// startFailed fails d, whose child could not be started, and returns
+// why.
+func (s *Service) startFailed(ctx context.Context, d store.Delegation, err error) error {
+	failed, ferr := s.st.DelegationFail(context.WithoutCancel(ctx), store.DelegationEndParams{WorkspaceID: d.WorkspaceID, ID: d.ID,
+		Reason: ReasonStartFailed, Error: clip(err.Error(), store.MaxDelegationErrorLen), At: s.cfg.Now()})
+	if ferr == nil {
+		s.changed(failed)
+	}
+	return fmt.Errorf("delegate %s: start the child: %w", d.ID, errors.Join(err, ferr))
+}
+
+// changed tells Config.Changed of d.
+func (s *Service) changed(d store.Delegation) {
+	if s.cfg.Changed != nil {
+		s.cfg.Changed(d)
+	}
 }
 
 // prepare validates req and returns the delegation to store.
@@ -303,6 +334,7 @@ func (s *Service) Submit(ctx context.Context, ws jam.WorkspaceID, caller jam.Ses
 			if err != nil {
 				return store.DelegationResult{}, fmt.Errorf("submit result: %w", err)
 			}
+			s.changed(after)
 			invalid := &InvalidResultError{Delegation: id, Problems: problems, Remaining: after.MaxAttempts - after.Attempts}
 			if after.State == store.DelegationFailed {
 				s.notify(ctx, after, fmt.Sprintf("Delegation %s (%s by %s) failed: %d results did not satisfy its %s contract. Read it with delegation_status(%q).",
@@ -317,6 +349,7 @@ func (s *Service) Submit(ctx context.Context, ws jam.WorkspaceID, caller jam.Ses
 		if err != nil {
 			return store.DelegationResult{}, fmt.Errorf("submit result: %w", err)
 		}
+		s.changed(got)
 		s.notify(ctx, got, fmt.Sprintf("Delegation %s (%s by %s) submitted: %s. Read it with delegation_status(%q).",
 			id, got.Role, got.Agent, verdictLine(got.ContractName, r.Result), id))
 		return r, nil
@@ -384,7 +417,51 @@ func (s *Service) Cancel(ctx context.Context, ws jam.WorkspaceID, by jam.Session
 	if err != nil {
 		return store.Delegation{}, fmt.Errorf("cancel delegation: %w", err)
 	}
+	s.changed(d)
 	return d, nil
+}
+
+// LatestReview returns the newest submitted delegation of ws with the
+// review contract whose input is change set cs; ok is false when there
+// is none. Its Verdict is the review gate's answer.
+func (s *Service) LatestReview(ctx context.Context, ws jam.WorkspaceID, cs jam.ChangeSetID) (d store.Delegation, ok bool, err error) {
+	list, err := s.st.DelegationList(ctx, store.DelegationListParams{WorkspaceID: ws, ChangeSet: cs, State: store.DelegationSubmitted,
+		Limit: store.MaxDelegationLimit})
+	if err != nil {
+		return store.Delegation{}, false, fmt.Errorf("latest review of %s: %w", cs, err)
+	}
+	for _, d := range list { // newest first
+		if d.ContractName == store.ContractReview {
+			return d, true, nil
+		}
+	}
+	return store.Delegation{}, false, nil
+}
+
+// ReasonChildClosed fails a delegation whose child session was closed
+// before it submitted.
+const ReasonChildClosed = "child_closed"
+
+// ChildClosed fails the running delegation whose child is the session
+// child of ws, which was closed before it submitted, and tells the
+// parent. A session that is no running delegation's child changes
+// nothing.
+func (s *Service) ChildClosed(ctx context.Context, ws jam.WorkspaceID, child jam.SessionID) error {
+	list, err := s.st.DelegationList(ctx, store.DelegationListParams{WorkspaceID: ws, Child: child, State: store.DelegationRunning, Limit: 1})
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	d, err := s.st.DelegationFail(ctx, store.DelegationEndParams{WorkspaceID: ws, ID: list[0].ID, Reason: ReasonChildClosed,
+		Error: fmt.Sprintf("the child session %s was closed before it submitted a result", child), At: s.cfg.Now()})
+	if errors.Is(err, jam.ErrConflict) {
+		return nil // it ended meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("fail delegation %s: %w", list[0].ID, err)
+	}
+	s.changed(d)
+	s.notify(ctx, d, fmt.Sprintf("Delegation %s (%s by %s) failed: its child session was closed before it submitted a result.", d.ID, d.Role, d.Agent))
+	return nil
 }
 
 // Verdict says whether delegation id of ws approves: true only for a

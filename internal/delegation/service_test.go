@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,9 +25,12 @@ import (
 type fakeChildren struct {
 	minter    *jam.Minter
 	StartFunc func(d store.Delegation) (jam.SessionID, error)
+	// BeginErr, when set, is Begin's answer.
+	BeginErr error
 
 	mu      sync.Mutex
 	started []store.Delegation
+	begun   []jam.DelegationID
 	notices []notice
 }
 
@@ -43,6 +47,16 @@ func (f *fakeChildren) Start(_ context.Context, d store.Delegation) (jam.Session
 		return f.StartFunc(d)
 	}
 	return jam.New[jam.SessionID](f.minter), nil
+}
+
+func (f *fakeChildren) Begin(_ context.Context, d store.Delegation) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d.Child == "" || d.State != store.DelegationRunning {
+		return fmt.Errorf("begin %s: the child is not recorded (%s)", d.ID, d.State)
+	}
+	f.begun = append(f.begun, d.ID)
+	return f.BeginErr
 }
 
 func (f *fakeChildren) Notify(_ context.Context, parent jam.SessionID, text string) error {
@@ -176,6 +190,43 @@ func TestService_Create_startFails(t *testing.T) {
 	require.Equal(t, store.DelegationFailed, list[0].State)
 	require.Equal(t, delegation.ReasonStartFailed, list[0].Reason)
 	require.Equal(t, "no such agent", list[0].Error)
+}
+
+// TestService_Create_beginsAfterTheChildIsRecorded: the child's first
+// turn is queued only once the delegation names it (so its submit finds
+// itself the child); a first turn that cannot be queued fails the
+// delegation; Changed sees every write.
+func TestService_Create_beginsAfterTheChildIsRecorded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var mu sync.Mutex
+	var seen []string
+	svc, err := delegation.New(delegation.Config{Minter: b.minter, Changed: func(d store.Delegation) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, string(d.State))
+	}}, b.st, b.children)
+	require.NoError(t, err)
+	d, err := svc.Create(t.Context(), delegation.CreateRequest{Workspace: b.ws, Parent: b.parent, Role: "review", Agent: "local/reviewer",
+		Instructions: "Review it.", Inputs: store.DelegationInputs{Commit: strings.Repeat("b", 40)}})
+	require.NoError(t, err)
+	require.Equal(t, []jam.DelegationID{d.ID}, b.children.begun, "Begin saw the child recorded (the fake refuses otherwise)")
+	_, err = svc.Submit(t.Context(), b.ws, d.Child, d.ID, json.RawMessage(badLine))
+	require.ErrorIs(t, err, jam.ErrInvalid)
+	_, err = svc.Submit(t.Context(), b.ws, d.Child, d.ID, json.RawMessage(approve))
+	require.NoError(t, err)
+
+	b.children.BeginErr = errors.New("the room refused the notice")
+	_, err = svc.Create(t.Context(), delegation.CreateRequest{Workspace: b.ws, Parent: b.parent, Role: "review", Agent: "local/reviewer",
+		Instructions: "Review it again.", Inputs: store.DelegationInputs{Commit: strings.Repeat("c", 40)}})
+	require.ErrorContains(t, err, "the room refused the notice")
+	list, err := svc.List(t.Context(), b.ws, b.parent, 1)
+	require.NoError(t, err)
+	require.Equal(t, store.DelegationFailed, list[0].State)
+	require.Equal(t, delegation.ReasonStartFailed, list[0].Reason)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"pending", "running", "running", "submitted", "pending", "failed"}, seen)
 }
 
 func TestService_Submit(t *testing.T) {
