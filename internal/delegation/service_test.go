@@ -402,3 +402,38 @@ func TestNew(t *testing.T) {
 	_, err = delegation.New(delegation.Config{Minter: b.minter}, b.st, nil)
 	require.ErrorIs(t, err, jam.ErrInvalid)
 }
+
+// TestService_ChildClosed: closing a running delegation's child fails it
+// (child_closed) and tells the parent; a session that is no running
+// delegation's child changes nothing, nor does a delegation that ended.
+func TestService_ChildClosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	d := b.review(t)
+	require.NoError(t, b.svc.ChildClosed(ctx, b.ws, jam.New[jam.SessionID](b.minter)))
+	require.NoError(t, b.svc.ChildClosed(ctx, b.other, d.Child), "another workspace's session")
+	st, err := b.svc.Status(ctx, b.ws, d.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.DelegationRunning, st.Delegation.State)
+
+	require.NoError(t, b.svc.ChildClosed(ctx, b.ws, d.Child))
+	st, err = b.svc.Status(ctx, b.ws, d.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.DelegationFailed, st.Delegation.State)
+	require.Equal(t, delegation.ReasonChildClosed, st.Delegation.Reason)
+	notices := b.children.Notices()
+	require.Len(t, notices, 1)
+	require.Equal(t, b.parent, notices[0].parent)
+	require.Contains(t, notices[0].text, "child session was closed")
+	require.NoError(t, b.svc.ChildClosed(ctx, b.ws, d.Child), "closing again changes nothing")
+	require.Len(t, b.children.Notices(), 1)
+
+	done := b.review(t)
+	_, err = b.svc.Submit(ctx, b.ws, done.Child, done.ID, json.RawMessage(approve))
+	require.NoError(t, err)
+	require.NoError(t, b.svc.ChildClosed(ctx, b.ws, done.Child))
+	st, err = b.svc.Status(ctx, b.ws, done.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.DelegationSubmitted, st.Delegation.State, "a submitted delegation stays submitted")
+}
