@@ -19,9 +19,10 @@ type DeliverOptions struct {
 	DataDir string
 	ID      string
 	Request wire.DeliverRequest
-	// Method and Yes are jam merge's.
-	Method string
-	Yes    bool
+	// Method, Yes and RequireReview are jam merge's.
+	Method        string
+	Yes           bool
+	RequireReview bool
 	// State, Kind, Subject and Limit select what a list shows.
 	State   string
 	Kind    string
@@ -223,7 +224,7 @@ func printDelivery(streams *IOStreams, d wire.Delivery) {
 func newMergeCmd(io *IOStreams, deps Deps) *cobra.Command {
 	opts := &DeliverOptions{IO: io}
 	cmd := &cobra.Command{
-		Use:   "merge DELIVERY --yes [--method squash|merge|rebase] [--no-wait]",
+		Use:   "merge DELIVERY --yes [--require-review] [--method squash|merge|rebase] [--no-wait]",
 		Short: "Merge a delivery's pull request, behind its gates",
 		Long: `Merge merges the delivery's pull request on GitHub as a separate,
 gated operation. It is refused, naming the gate (gate_refused), unless:
@@ -231,7 +232,10 @@ gated operation. It is refused, naming the gate (gate_refused), unless:
   state     the delivery's pull request is open;
   approval  you approve it explicitly with --yes;
   head      the pull request's head is still the commit jam delivered;
-  checks    its check runs and combined commit status are green.
+  checks    its check runs and combined commit status are green;
+  review    with --require-review, or merge_requires_review in the
+            configuration: the newest review of the delivered change set,
+            a validated delegation result, approves it.
 
 The gates are read from GitHub at the moment you ask, and the merge names
 the head it saw, so a head that moves meanwhile is refused too.`,
@@ -240,6 +244,7 @@ the head it saw, so a head that moves meanwhile is refused too.`,
 	}
 	cmd.Flags().StringVar(&opts.Method, "method", "squash", "how to merge: squash, merge or rebase")
 	cmd.Flags().BoolVar(&opts.Yes, "yes", false, "approve the merge")
+	cmd.Flags().BoolVar(&opts.RequireReview, "require-review", false, "also require an approving review of the change set")
 	cmd.Flags().BoolVar(&opts.NoWait, "no-wait", false, "return once the merge is accepted")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON")
 	return cmd
@@ -248,7 +253,7 @@ the head it saw, so a head that moves meanwhile is refused too.`,
 func runMerge(ctx context.Context, opts *DeliverOptions) error {
 	client := newClient(opts.DataDir)
 	defer client.Close()
-	op, err := client.DeliveryMerge(ctx, opts.ID, wire.MergeRequest{Method: opts.Method, Approved: opts.Yes})
+	op, err := client.DeliveryMerge(ctx, opts.ID, wire.MergeRequest{Method: opts.Method, Approved: opts.Yes, RequireReview: opts.RequireReview})
 	if err != nil {
 		return err
 	}

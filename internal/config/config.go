@@ -64,6 +64,9 @@ type Config struct {
 	// HopLimit bounds the agent messages in a row in one room with no
 	// person in between; 0 means the default (8), -1 no limit.
 	HopLimit int
+	// MergeRequiresReview asks the review gate of every merge: the
+	// delivered change set's newest validated review must approve it.
+	MergeRequiresReview bool
 }
 
 // BandEmbedded selects the embedded hub.

@@ -197,7 +197,7 @@ func TestLoad_errors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "unknown file key", file: "log_levle = \"info\"\n", wantErr: "invalid configuration: log_levle (from config file "},
-		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: approval_timeout, band, band_key, band_timeout, changeset_max_patch_bytes, checkpoint_exclude, data_dir, hop_limit, http_addr, hub_addr, log_format, log_level, shutdown_timeout, store)"},
+		{name: "unknown key lists known", file: "colour = \"red\"\n", wantErr: "unknown key (known keys: approval_timeout, band, band_key, band_timeout, changeset_max_patch_bytes, checkpoint_exclude, data_dir, hop_limit, http_addr, hub_addr, log_format, log_level, merge_requires_review, shutdown_timeout, store)"},
 		{name: "file syntax", file: "log_level = \n", wantErr: "line 1:"},
 		{name: "non-string value", file: "shutdown_timeout = 5\n", wantErr: "shutdown_timeout (from config file"},
 		{name: "table value", file: "[store]\nkind = \"x\"\n", wantErr: "want a string, got map"},

@@ -177,6 +177,14 @@ var keys = []key{
 		c.HopLimit = n
 		return nil
 	}},
+	{name: "merge_requires_review", usage: "refuse every merge (jam merge) unless the newest validated review of the delivered change set approves it (true or false)", set: func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		c.MergeRequiresReview = b
+		return nil
+	}},
 }
 
 // ParseSize reads a byte count: a whole number with an optional unit

@@ -22,7 +22,7 @@ import (
 )
 
 // startedChildren starts each delegation's child with StartFunc and
-// takes every notice.
+// takes every first turn and notice.
 type startedChildren struct {
 	StartFunc func(ctx context.Context) (jam.SessionID, error)
 }
@@ -30,6 +30,8 @@ type startedChildren struct {
 func (c startedChildren) Start(ctx context.Context, _ store.Delegation) (jam.SessionID, error) {
 	return c.StartFunc(ctx)
 }
+
+func (startedChildren) Begin(context.Context, store.Delegation) error { return nil }
 
 func (startedChildren) Notify(context.Context, jam.SessionID, string) error { return nil }
 

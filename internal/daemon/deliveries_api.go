@@ -19,7 +19,8 @@ const deliveryFollowEvery = delivery.DefaultFollowEvery
 // newDeliveries builds the delivery service on the job runner r; its
 // kinds are registered before r runs.
 func (d *daemon) newDeliveries() error {
-	svc, err := delivery.New(delivery.Config{Workspace: d.workspace.ID, Minter: d.minter, Logger: d.log.With("component", "delivery")}, d.store, d.jobs)
+	svc, err := delivery.New(delivery.Config{Workspace: d.workspace.ID, Minter: d.minter, Logger: d.log.With("component", "delivery"),
+		Reviews: d.latestReview, RequireReview: d.cfg.MergeRequiresReview}, d.store, d.jobs)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (d *daemon) DeliveryMerge(ctx context.Context, ref string, r wire.MergeRequ
 	if err != nil {
 		return wire.Operation{}, err
 	}
-	op, err := d.deliveries.Merge(ctx, id, delivery.MergeRequest{Method: r.Method, Approved: r.Approved})
+	op, err := d.deliveries.Merge(ctx, id, delivery.MergeRequest{Method: r.Method, Approved: r.Approved, RequireReview: r.RequireReview})
 	if err != nil {
 		return wire.Operation{}, err
 	}
@@ -161,4 +162,21 @@ func (d *daemon) Operation(ctx context.Context, ref string) (wire.Operation, err
 		return wire.Operation{}, err
 	}
 	return wireOperation(op, ev), nil
+}
+
+// latestReview answers the merge's review gate from the delegations: the
+// newest submitted review of the change set.
+func (d *daemon) latestReview(ctx context.Context, cs jam.ChangeSetID) (delivery.Review, bool, error) {
+	if d.msg == nil || d.msg.delegations == nil {
+		return delivery.Review{}, false, fmt.Errorf("%w: delegations are not running", jam.ErrUnavailable)
+	}
+	del, ok, err := d.msg.delegations.LatestReview(ctx, d.workspace.ID, cs)
+	if err != nil || !ok {
+		return delivery.Review{}, false, err
+	}
+	approved, err := d.msg.delegations.Verdict(ctx, d.workspace.ID, del.ID)
+	if err != nil {
+		return delivery.Review{}, false, err
+	}
+	return delivery.Review{Delegation: del.ID, Agent: del.Agent, Approved: approved}, true, nil
 }

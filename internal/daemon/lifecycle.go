@@ -7,6 +7,8 @@ import (
 
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/session"
+	"github.com/jamhq/jam/internal/store"
 )
 
 // The lifecycle use cases (api.Lifecycle): removing an agent or an
@@ -64,7 +66,7 @@ func (d *daemon) AgentRemove(ctx context.Context, agent string, r wire.AgentRemo
 			if s.TemplateID != t.ID || s.Lifecycle == jam.SessionClosed {
 				continue
 			}
-			if _, err := rt.CloseSession(ctx, s.ID); err != nil {
+			if _, err := d.closeSession(ctx, rt, s.ID); err != nil {
 				return out, fmt.Errorf("close session %s: %w", s.ID, err)
 			}
 			out.Sessions++
@@ -150,7 +152,7 @@ func (d *daemon) RoomLeave(ctx context.Context, room string, r wire.RoomLeaveReq
 		if err != nil {
 			return out, err
 		}
-		if _, err := rt.CloseSession(ctx, s.ID); err != nil {
+		if _, err := d.closeSession(ctx, rt, s.ID); err != nil {
 			return out, fmt.Errorf("close session %s: %w", s.ID, err)
 		}
 		out.Session = string(s.ID)
@@ -202,7 +204,7 @@ func (d *daemon) SessionClose(ctx context.Context, session string) (wire.Session
 	if err != nil {
 		return wire.Session{}, err
 	}
-	if _, err := rt.CloseSession(ctx, id); err != nil {
+	if _, err := d.closeSession(ctx, rt, id); err != nil {
 		return wire.Session{}, err
 	}
 	b, err := d.store.BindingForRoom(ctx, ws, s.Peer, s.Room)
@@ -308,4 +310,27 @@ func (rf *roomFeeds) stopAccount(ctx context.Context, id jam.AccountID) error {
 	old.cancel()
 	<-old.done
 	return old.feed.Stop(ctx)
+}
+
+// closeSession closes a session for good and lets go of what it was
+// given: its tools' token is revoked, its standing approvals forgotten,
+// and a delegation it was working on as a child fails (the parent is
+// told).
+func (d *daemon) closeSession(ctx context.Context, rt *session.Manager, id jam.SessionID) (store.Session, error) {
+	s, err := rt.CloseSession(ctx, id)
+	if err != nil {
+		return s, err
+	}
+	if d.msg.tools != nil {
+		d.msg.tools.Revoke(id)
+	}
+	if d.msg.approvals != nil {
+		d.msg.approvals.Forget(id)
+	}
+	if d.msg.delegations != nil {
+		if err := d.msg.delegations.ChildClosed(context.WithoutCancel(ctx), d.workspace.ID, id); err != nil {
+			d.log.Warn("the closed session's delegation", "session", id, "err", err)
+		}
+	}
+	return s, nil
 }

@@ -65,7 +65,7 @@ func (m *messaging) startRuntime(ctx context.Context, stack *stopStack, del *del
 		return err
 	}
 	m.ask = m.askPerson(&del.rt)
-	if m.delegations, err = delegation.New(delegation.Config{Minter: m.d.minter, Logger: m.log}, m.d.store, children{m: m}); err != nil {
+	if m.delegations, err = delegation.New(delegation.Config{Minter: m.d.minter, Logger: m.log, Changed: m.d.delegationChanged}, m.d.store, children{m: m}); err != nil {
 		return err
 	}
 	tools, err := mcp.New(mcp.Config{Actions: toolActions{m: m, rt: &del.rt}, Logger: m.log})

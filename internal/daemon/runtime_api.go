@@ -36,7 +36,7 @@ func (d *daemon) Sessions(ctx context.Context) ([]wire.Session, error) {
 	out := make([]wire.Session, 0, len(ss))
 	for _, s := range ss {
 		w := wire.Session{ID: string(s.ID), Agent: s.Peer.String(), Room: string(s.Room), Template: string(s.TemplateID),
-			Lifecycle: string(s.Lifecycle), ProviderThread: s.ProviderThread, Created: s.CreatedAt}
+			Lifecycle: string(s.Lifecycle), Role: string(s.Role), ProviderThread: s.ProviderThread, Created: s.CreatedAt}
 		if !s.Overrides.IsZero() {
 			w.Overrides = &wire.SessionOverrides{Command: s.Overrides.Command, Repo: s.Overrides.Repo}
 		}

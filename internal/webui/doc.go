@@ -27,8 +27,13 @@
 // their first lines behind Show more. A change set's patch is parsed by
 // the page (static/js/changes.js) and each diff line goes in as text, as
 // does every file name; at most 400 lines of a file are drawn. Errors show
-// as sentences for the
-// API's stable codes (static/js/errors.js), never as the raw envelope. Package api mounts a UI on its TCP listener: the UI
+// as sentences for the API's stable codes (static/js/errors.js), never as
+// the raw envelope. A room's delegations (static/js/delegations.js, from
+// GET /v1/delegations and the delegation.created and delegation.updated
+// events) are drawn as a tree above its composer, each with its page
+// (#/delegations/{id}): instructions, inputs and result, all as text.
+//
+// Package api mounts a UI on its TCP listener: the UI
 // serves every path outside /v1/, and api asks Authorize whether a /v1/
 // request without the bearer token comes from a signed-in UI page.
 //

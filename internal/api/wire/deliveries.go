@@ -136,4 +136,7 @@ type MergeRequest struct {
 	Method string `json:"method,omitempty"`
 	// Approved is the person's explicit approval.
 	Approved bool `json:"approved"`
+	// RequireReview asks the review gate too: the delivered change set's
+	// newest validated review must approve it.
+	RequireReview bool `json:"require_review,omitempty"`
 }

@@ -34,11 +34,14 @@ type SessionOverrides struct {
 
 // Session is an owned agent's conversation in one room.
 type Session struct {
-	ID             string `json:"id"`
-	Agent          string `json:"agent"`
-	Room           string `json:"room"`
-	Template       string `json:"template"`
-	Lifecycle      string `json:"lifecycle"`
+	ID        string `json:"id"`
+	Agent     string `json:"agent"`
+	Room      string `json:"room"`
+	Template  string `json:"template"`
+	Lifecycle string `json:"lifecycle"`
+	// Role is what the session does: developer, or a delegation child's
+	// role (review, test, …).
+	Role           string `json:"role,omitempty"`
 	ProviderThread string `json:"provider_thread,omitempty"`
 	Worktree       string `json:"worktree,omitempty"`
 	Branch         string `json:"branch,omitempty"`
