@@ -17,7 +17,6 @@ import (
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/fakemodel"
 	"github.com/jamhq/jam/internal/forge/forgetest"
-	"github.com/jamhq/jam/internal/realagent"
 )
 
 // delegationID finds a delegation id in text.
@@ -51,25 +50,10 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 	ctx := t.Context()
 	c := r.client
 
-	type agentRun struct {
-		model *fakemodel.Server
-		agent wire.Agent
-	}
-	add := func(name string) agentRun {
-		model := fakemodel.New(fakemodel.Config{})
-		require.NoError(t, model.Start())
-		t.Cleanup(model.Stop)
-		cl := realagent.NewClaude(t, model)
-		agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: name, Runtime: &wire.AgentRuntime{
-			Harness: "claude", Command: []string{cl.Binary}, Env: cl.SandboxEnv(), Permission: "allow", Network: "on", Repo: repo,
-			HandshakeTimeout: claudeStep.String()}})
-		require.NoError(t, err)
-		return agentRun{model: model, agent: agent}
-	}
-	dev, rev := add("dev"), add("rev")
+	dev, rev := addClaudeAgent(t, c, "dev", repo), addClaudeAgent(t, c, "rev", repo)
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"dev", "rev"}})
 	require.NoError(t, err)
-	ask := func(a agentRun, text string) {
+	ask := func(a claudeAgent, text string) {
 		t.Helper()
 		_, err := r.owner.SendChatMessage(ctx, room.ID, "@"+a.agent.Handle+" "+text, []protocol.Mention{{ID: a.agent.AgentID}})
 		require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jamhq/jam/internal/api/apiclient"
 	"github.com/jamhq/jam/internal/api/wire"
 	"github.com/jamhq/jam/internal/band/protocol"
 	"github.com/jamhq/jam/internal/fakemodel"
@@ -42,22 +43,7 @@ func TestToolsE2E_claudeAgentsTalkUntilTheHopLimit(t *testing.T) {
 	r.start()
 	ctx := t.Context()
 
-	type agentRun struct {
-		model *fakemodel.Server
-		agent wire.Agent
-	}
-	add := func(name string) agentRun {
-		model := fakemodel.New(fakemodel.Config{})
-		require.NoError(t, model.Start())
-		t.Cleanup(model.Stop)
-		cl := realagent.NewClaude(t, model)
-		agent, err := r.client.AgentAdd(ctx, wire.AgentAddRequest{Name: name, Runtime: &wire.AgentRuntime{
-			Harness: "claude", Command: []string{cl.Binary}, Env: cl.SandboxEnv(), Permission: "allow", Network: "on",
-			HandshakeTimeout: claudeStep.String()}})
-		require.NoError(t, err)
-		return agentRun{model: model, agent: agent}
-	}
-	alice, bob := add("alice"), add("bob")
+	alice, bob := addClaudeAgent(t, r.client, "alice", ""), addClaudeAgent(t, r.client, "bob", "")
 	for _, rep := range slices.Concat(
 		toolCall("room_reply", map[string]any{"text": "@" + bob.agent.Handle + " what is 2+2?", "mentions": []string{bob.agent.Handle}}, "FINAL-alice-1"),
 		toolCall("room_reply", map[string]any{"text": "thanks; and 3+3?"}, "FINAL-alice-2"),
@@ -158,6 +144,28 @@ func TestToolsE2E_claudeAgentsTalkUntilTheHopLimit(t *testing.T) {
 	require.Len(t, prompts, 4, "alice's model saw two turns of two requests")
 	require.Contains(t, prompts[2], "(an agent) wrote in the room")
 	require.Contains(t, prompts[2], "room_reply")
+}
+
+// claudeAgent is an owned Claude Code agent (the real CLI under bwrap,
+// network on so it reaches jamd's tools on loopback) on its own scripted
+// fake model.
+type claudeAgent struct {
+	model *fakemodel.Server
+	agent wire.Agent
+}
+
+// addClaudeAgent adds one, named name, working in repo ("" for none).
+func addClaudeAgent(t *testing.T, c *apiclient.Client, name, repo string) claudeAgent {
+	t.Helper()
+	model := fakemodel.New(fakemodel.Config{})
+	require.NoError(t, model.Start())
+	t.Cleanup(model.Stop)
+	cl := realagent.NewClaude(t, model)
+	agent, err := c.AgentAdd(t.Context(), wire.AgentAddRequest{Name: name, Runtime: &wire.AgentRuntime{
+		Harness: "claude", Command: []string{cl.Binary}, Env: cl.SandboxEnv(), Permission: "allow", Network: "on", Repo: repo,
+		HandshakeTimeout: claudeStep.String()}})
+	require.NoError(t, err)
+	return claudeAgent{model: model, agent: agent}
 }
 
 // mentionIDs are the ids a message mentions, lower-cased.

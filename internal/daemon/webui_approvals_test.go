@@ -23,8 +23,11 @@ func TestWebUI_approvals(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.HTTPAddr = "127.0.0.1:0"
-	// Long enough for a click to land first, short enough to wait out.
-	cfg.ApprovalTimeout = 8 * time.Second
+	// Long enough for a click, and the steps that look at an unanswered
+	// card, to land first on a loaded machine (at 8 s the timeout's
+	// resolution was sometimes drawn before the question was looked at);
+	// short enough to wait out.
+	cfg.ApprovalTimeout = 20 * time.Second
 	r := start(t, cfg)
 	st := r.waitReady(t)
 	ctx := t.Context()
