@@ -52,25 +52,12 @@ on request (jam changeset capture) is marked request.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	withConfig := func(opts *ChangeSetOptions, run func(context.Context, *ChangeSetOptions) error) func(*cobra.Command, []string) error {
-		return func(c *cobra.Command, args []string) error {
-			cfg, err := loadClientConfig(c, deps)
-			if err != nil {
-				return err
-			}
-			opts.DataDir = cfg.DataDir
-			if len(args) > 0 {
-				opts.Ref = args[0]
-			}
-			return run(c.Context(), opts)
-		}
-	}
 	listOpts := &ChangeSetOptions{IO: io}
 	list := &cobra.Command{
 		Use:   "list [SESSION] [--turn TURN] [--limit N] [--json]",
 		Short: "List change sets, newest first: the workspace's or one session's",
 		Args:  cobra.MaximumNArgs(1),
-		RunE:  withConfig(listOpts, runChangeSetList),
+		RunE:  clientCommand(deps, listOpts, runChangeSetList),
 	}
 	list.Flags().StringVar(&listOpts.Turn, "turn", "", "only the change sets of this turn")
 	list.Flags().IntVar(&listOpts.Limit, "limit", 0, fmt.Sprintf("at most this many (1 to %d; default %d)", wire.MaxChangeSetLimit, wire.DefaultChangeSetLimit))
@@ -80,7 +67,7 @@ on request (jam changeset capture) is marked request.`,
 		Use:   "show CHANGESET [--json]",
 		Short: "Show a change set's manifest and figures",
 		Args:  cobra.ExactArgs(1),
-		RunE:  withConfig(showOpts, runChangeSetShow),
+		RunE:  clientCommand(deps, showOpts, runChangeSetShow),
 	}
 	show.Flags().BoolVar(&showOpts.JSON, "json", false, "print JSON")
 	diffOpts := &ChangeSetOptions{IO: io}
@@ -88,7 +75,7 @@ on request (jam changeset capture) is marked request.`,
 		Use:   "diff CHANGESET [--stat] [--color auto|always|never]",
 		Short: "Print a change set's patch (coloured on a terminal), or its per-file figures",
 		Args:  cobra.ExactArgs(1),
-		RunE:  withConfig(diffOpts, runChangeSetDiff),
+		RunE:  clientCommand(deps, diffOpts, runChangeSetDiff),
 	}
 	diff.Flags().BoolVar(&diffOpts.Stat, "stat", false, "print each file's added and deleted lines instead of the patch")
 	diff.Flags().StringVar(&diffOpts.Color, "color", "auto", "colour the patch: auto (on a terminal without NO_COLOR), always or never")
@@ -101,7 +88,7 @@ set from checkpoint N (its number in jam checkpoint list; by default the
 session's first) to it, marked request. Prints it as jam changeset show
 does.`,
 		Args: cobra.ExactArgs(1),
-		RunE: withConfig(captureOpts, runChangeSetCapture),
+		RunE: clientCommand(deps, captureOpts, runChangeSetCapture),
 	}
 	capture.Flags().IntVar(&captureOpts.Since, "since", 0, "capture from this checkpoint (its number in jam checkpoint list; default the first)")
 	capture.Flags().BoolVar(&captureOpts.JSON, "json", false, "print JSON")
@@ -118,7 +105,7 @@ link as one, deleted and renamed-away paths gone. --check only checks
 that the patch applies and changes nothing. A change set whose patch was
 over the bound and not kept cannot be applied.`,
 		Args: cobra.ExactArgs(1),
-		RunE: withConfig(applyOpts, runChangeSetApply),
+		RunE: clientCommand(deps, applyOpts, runChangeSetApply),
 	}
 	apply.Flags().StringVar(&applyOpts.Dir, "to", "", "apply in this directory (default the current one)")
 	apply.Flags().BoolVar(&applyOpts.Check, "check", false, "only check that the patch applies; change nothing")
@@ -410,3 +397,5 @@ func runCheckpointList(ctx context.Context, opts *ChangeSetOptions) error {
 	}
 	return w.Flush()
 }
+
+func (o *ChangeSetOptions) setClient(dataDir, arg string) { o.DataDir, o.Ref = dataDir, arg }

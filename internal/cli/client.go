@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,4 +95,28 @@ func nonNil[T any](list []T) []T {
 		return []T{}
 	}
 	return list
+}
+
+// clientOptions are a command's options that take the client
+// configuration's data directory and the command's first argument (""
+// when it has none).
+type clientOptions interface {
+	setClient(dataDir, arg string)
+}
+
+// clientCommand wraps run with the client configuration: opts gets the
+// data directory and the first argument, then run runs with them.
+func clientCommand[O clientOptions](deps Deps, opts O, run func(context.Context, O) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		cfg, err := loadClientConfig(c, deps)
+		if err != nil {
+			return err
+		}
+		arg := ""
+		if len(args) > 0 {
+			arg = args[0]
+		}
+		opts.setClient(cfg.DataDir, arg)
+		return run(c.Context(), opts)
+	}
 }

@@ -40,26 +40,13 @@ breaking the contract), cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	withConfig := func(opts *DelegationOptions, run func(context.Context, *DelegationOptions) error) func(*cobra.Command, []string) error {
-		return func(c *cobra.Command, args []string) error {
-			cfg, err := loadClientConfig(c, deps)
-			if err != nil {
-				return err
-			}
-			opts.DataDir = cfg.DataDir
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			return run(c.Context(), opts)
-		}
-	}
 
 	listOpts := &DelegationOptions{IO: io}
 	list := &cobra.Command{
 		Use:   "list [--parent SESSION] [--limit N] [--json]",
 		Short: "List delegations, newest first",
 		Args:  cobra.NoArgs,
-		RunE:  withConfig(listOpts, runDelegationList),
+		RunE:  clientCommand(deps, listOpts, runDelegationList),
 	}
 	list.Flags().StringVar(&listOpts.Parent, "parent", "", "only the delegations of this parent session")
 	list.Flags().IntVar(&listOpts.Limit, "limit", 0, fmt.Sprintf("at most this many (1 to %d; default 100)", wire.MaxDelegationLimit))
@@ -71,7 +58,7 @@ breaking the contract), cancelled.`,
 		Use:   "show DELEGATION [--json]",
 		Short: "Show a delegation: its sessions, instructions, inputs, attempts and result",
 		Args:  cobra.ExactArgs(1),
-		RunE:  withConfig(showOpts, runDelegationShow),
+		RunE:  clientCommand(deps, showOpts, runDelegationShow),
 	}
 	show.Flags().BoolVar(&showOpts.JSON, "json", false, "print JSON (with the contract's schema)")
 	cmd.AddCommand(show)
@@ -81,7 +68,7 @@ breaking the contract), cancelled.`,
 		Use:   "cancel DELEGATION [--json]",
 		Short: "Cancel a pending or running delegation (its child's later result is refused)",
 		Args:  cobra.ExactArgs(1),
-		RunE:  withConfig(cancelOpts, runDelegationCancel),
+		RunE:  clientCommand(deps, cancelOpts, runDelegationCancel),
 	}
 	cancel.Flags().BoolVar(&cancelOpts.JSON, "json", false, "print JSON")
 	cmd.AddCommand(cancel)
@@ -215,3 +202,5 @@ func terminalSafe(s string) string {
 		return r
 	}, s)
 }
+
+func (o *DelegationOptions) setClient(dataDir, arg string) { o.DataDir, o.ID = dataDir, arg }

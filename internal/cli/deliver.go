@@ -37,18 +37,10 @@ type DeliverOptions struct {
 // deliverCommand wraps run with the client configuration and the first
 // argument as opts.ID.
 func deliverCommand(deps Deps, opts *DeliverOptions, run func(context.Context, *DeliverOptions) error) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		cfg, err := loadClientConfig(c, deps)
-		if err != nil {
-			return err
-		}
-		opts.DataDir = cfg.DataDir
-		if len(args) > 0 {
-			opts.ID = args[0]
-		}
-		return run(c.Context(), opts)
-	}
+	return clientCommand(deps, opts, run)
 }
+
+func (o *DeliverOptions) setClient(dataDir, arg string) { o.DataDir, o.ID = dataDir, arg }
 
 // newDeliverCmd is "jam deliver".
 func newDeliverCmd(io *IOStreams, deps Deps) *cobra.Command {

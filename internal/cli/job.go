@@ -39,25 +39,12 @@ at its run-after time), dead, cancelled.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	withConfig := func(opts *JobOptions, run func(context.Context, *JobOptions) error) func(*cobra.Command, []string) error {
-		return func(c *cobra.Command, args []string) error {
-			cfg, err := loadClientConfig(c, deps)
-			if err != nil {
-				return err
-			}
-			opts.DataDir = cfg.DataDir
-			if len(args) > 0 {
-				opts.ID = args[0]
-			}
-			return run(c.Context(), opts)
-		}
-	}
 	listOpts := &JobOptions{IO: io}
 	list := &cobra.Command{
 		Use:   "list [--state STATE] [--kind KIND] [--limit N] [--json]",
 		Short: "List jobs, newest first",
 		Args:  cobra.NoArgs,
-		RunE:  withConfig(listOpts, runJobList),
+		RunE:  clientCommand(deps, listOpts, runJobList),
 	}
 	list.Flags().StringVar(&listOpts.State, "state", "", "only jobs in this state")
 	list.Flags().StringVar(&listOpts.Kind, "kind", "", "only jobs of this kind")
@@ -89,7 +76,7 @@ at its run-after time), dead, cancelled.`,
 			Use:   c.use,
 			Short: c.short,
 			Args:  cobra.ExactArgs(1),
-			RunE: withConfig(opts, func(ctx context.Context, opts *JobOptions) error {
+			RunE: clientCommand(deps, opts, func(ctx context.Context, opts *JobOptions) error {
 				j, err := c.call(ctx, opts)
 				if err != nil {
 					return err
@@ -168,3 +155,5 @@ func firstLine(s string, n int) string {
 	}
 	return s
 }
+
+func (o *JobOptions) setClient(dataDir, arg string) { o.DataDir, o.ID = dataDir, arg }
