@@ -22,21 +22,46 @@ import (
 // delegationID finds a delegation id in text.
 var delegationID = regexp.MustCompile(`del_[0-9a-hjkmnp-tv-z]{26}`)
 
-// TestDelegationE2E_reviewGatesTheMerge: two owned Claude Code agents
-// (the real CLI under bwrap, each on its own scripted fake model) share a
-// room over one repository. The developer fixes a file in a turn; its
-// change set is delivered as a draft pull request to the GitHub double.
-// A merge that requires a review is refused: none was submitted. The
-// person asks the developer to get it reviewed: the developer delegates
-// a review of the change set to the reviewer through jam's delegate tool.
-// The reviewer's child session, in a room of its own, has a worktree with
-// the change set committed on its base; its first turn is the briefing.
-// It submits an invalid result first (a finding on line 0), which comes
-// back to it with the schema's error, then a valid approving one. The
-// developer's next turn is the notice of the result; the merge that
-// requires a review now goes through.
-func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
+// TestDelegationE2E_claudeReviewGatesTheMerge: reviewGatesTheMerge with
+// two real Claude Code agents.
+func TestDelegationE2E_claudeReviewGatesTheMerge(t *testing.T) {
 	t.Parallel()
+	reviewGatesTheMerge(t, claudeTools, bashCall)
+}
+
+// TestDelegationE2E_codexReviewGatesTheMerge: reviewGatesTheMerge with two
+// real Codex agents (each a shared app-server; jam's tools approved by the
+// allow policy).
+func TestDelegationE2E_codexReviewGatesTheMerge(t *testing.T) {
+	t.Parallel()
+	reviewGatesTheMerge(t, codexTools, codexExec)
+}
+
+// TestDelegationE2E_openCodeReviewGatesTheMerge: reviewGatesTheMerge with
+// two real OpenCode agents (jam's tools as jam_*, over ACP).
+func TestDelegationE2E_openCodeReviewGatesTheMerge(t *testing.T) {
+	t.Parallel()
+	reviewGatesTheMerge(t, openCodeTools, func(cmd string) fakemodel.Reply {
+		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "edit a file"})
+		return fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: "bash", Arguments: args}}
+	})
+}
+
+// reviewGatesTheMerge: two owned agents of a kind (the real CLI under
+// bwrap, each on its own scripted fake model; edit is the model's call of
+// the CLI's shell tool) share a room over one repository. The developer
+// fixes a file in a turn; its change set is delivered as a draft pull
+// request to the GitHub double. A merge that requires a review is refused:
+// none was submitted. The person asks the developer to get it reviewed:
+// the developer delegates a review of the change set to the reviewer
+// through jam's delegate tool. The reviewer's child session, in a room of
+// its own, has a worktree with the change set committed on its base; its
+// first turn is the briefing. It submits an invalid result first (a
+// finding on line 0), which comes back to it with the schema's error, then
+// a valid approving one. The developer's next turn is the notice of the
+// result; its own submit to the delegation is not_found (it is not the
+// child). The merge that requires a review now goes through.
+func reviewGatesTheMerge(t *testing.T, ta toolAgent, edit func(cmd string) fakemodel.Reply) {
 	requireBwrap(t)
 	repo := t.TempDir()
 	gitIn(t, repo, "init", "-q", "-b", "main")
@@ -50,10 +75,20 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 	ctx := t.Context()
 	c := r.client
 
-	dev, rev := addClaudeAgent(t, c, "dev", repo), addClaudeAgent(t, c, "rev", repo)
+	add := func(name string) toolRun {
+		model := fakemodel.New(fakemodel.Config{})
+		require.NoError(t, model.Start())
+		t.Cleanup(model.Stop)
+		rt := ta.runtime(t, model)
+		rt.Repo = repo
+		agent, err := c.AgentAdd(ctx, wire.AgentAddRequest{Name: name, Runtime: rt})
+		require.NoError(t, err)
+		return toolRun{name: name, model: model, agent: agent}
+	}
+	dev, rev := add("dev"), add("rev")
 	room, err := c.RoomCreate(ctx, wire.RoomCreateRequest{Title: "parser", Agents: []string{"dev", "rev"}})
 	require.NoError(t, err)
-	ask := func(a claudeAgent, text string) {
+	ask := func(a toolRun, text string) {
 		t.Helper()
 		_, err := r.owner.SendChatMessage(ctx, room.ID, "@"+a.agent.Handle+" "+text, []protocol.Mention{{ID: a.agent.AgentID}})
 		require.NoError(t, err)
@@ -61,7 +96,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 
 	// 1. The developer fixes the parser; the turn's change set.
 	fixed := "package parser\n\nfunc Parse() error { return nil } // fixed\n"
-	dev.model.Push(bashCall(`printf 'package parser\n\nfunc Parse() error { return nil } // fixed\n' > parser.go`), fakemodel.Reply{Text: []string{"Fixed the parser."}})
+	dev.model.Push(edit(`printf 'package parser\n\nfunc Parse() error { return nil } // fixed\n' > parser.go`), fakemodel.Reply{Text: []string{"Fixed the parser."}})
 	ask(dev, "fix the parser")
 	var cs wire.ChangeSet
 	require.Eventually(t, func() bool {
@@ -74,7 +109,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 			}
 		}
 		return false
-	}, claudeStep, 50*time.Millisecond, "the developer's change set")
+	}, ta.step, 50*time.Millisecond, "the developer's change set")
 
 	// 2. Delivered as a draft pull request; a merge that requires a
 	// review is refused, none having been submitted.
@@ -107,8 +142,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 		return fakemodel.Reply{Hold: ready, Late: func() fakemodel.Reply {
 			mu.Lock()
 			defer mu.Unlock()
-			b, _ := json.Marshal(map[string]any{"delegation": del, "result": result})
-			return fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: claudeTool("submit_result"), Arguments: b}}
+			return ta.call("submit_result", map[string]any{"delegation": del, "result": result})
 		}}
 	}
 	rev.model.Push(
@@ -117,10 +151,8 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 			{"path": "parser.go", "line": 3, "severity": "info", "message": "a test would help"}}}),
 		fakemodel.Reply{Text: []string{"Submitted my review."}},
 	)
-	for _, rep := range toolCall("delegate", map[string]any{"role": "review", "agent": rev.agent.Handle, "change_set": cs.ID,
-		"instructions": "Review my fix of the parser."}, "Asked rev for a review.") {
-		dev.model.Push(rep)
-	}
+	dev.model.Push(ta.turn("delegate", map[string]any{"role": "review", "agent": rev.agent.Handle, "change_set": cs.ID,
+		"instructions": "Review my fix of the parser."}, "Asked rev for a review.")...)
 	// The developer's turn on the notice of the result: a submit to a
 	// delegation it is not the child of is not_found; the status reads the
 	// result.
@@ -128,8 +160,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 		return fakemodel.Reply{Hold: ready, Late: func() fakemodel.Reply {
 			mu.Lock()
 			defer mu.Unlock()
-			b, _ := json.Marshal(args())
-			return fakemodel.Reply{ToolCall: &fakemodel.ToolCallReply{Name: claudeTool(tool), Arguments: b}}
+			return ta.call(tool, args())
 		}}
 	}
 	dev.model.Push(
@@ -153,7 +184,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 			}
 		}
 		return false
-	}, claudeStep, 50*time.Millisecond, "the developer's delegate call returns the delegation")
+	}, ta.step, 50*time.Millisecond, "the developer's delegate call returns the delegation")
 	close(ready)
 
 	// The reviewer saw its briefing, then the schema's error, then the
@@ -167,7 +198,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 			}
 		}
 		return len(revPrompts) == 3
-	}, 2*claudeStep, 50*time.Millisecond, "the reviewer's three model requests")
+	}, 2*ta.step, 50*time.Millisecond, "the reviewer's three model requests")
 	require.Contains(t, revPrompts[0], "jam tells you (a notice")
 	require.Contains(t, revPrompts[0], "delegation "+del+", in the role review")
 	require.Contains(t, revPrompts[0], "Review my fix of the parser.")
@@ -188,7 +219,7 @@ func TestDelegationE2E_reviewGatesTheMerge(t *testing.T) {
 		}
 		last = conversation(reqs[len(reqs)-1])
 		return strings.Contains(last, "The fix is right.")
-	}, 2*claudeStep, 50*time.Millisecond, "the developer reads the result")
+	}, 2*ta.step, 50*time.Millisecond, "the developer reads the result")
 	require.Contains(t, last, "jam tells you (a notice")
 	require.Contains(t, last, "Delegation "+del+" (review by ")
 	require.Contains(t, last, "submitted: approve, 1 finding")
