@@ -165,8 +165,9 @@ func (m *messaging) childSession(ctx context.Context, t store.Template, d store.
 	if pin.repo != "" && pin.repo != t.Desired.Repo {
 		ov.Repo = pin.repo
 	}
-	m.owned.Lock()
-	defer m.owned.Unlock()
+	// Unlike ownedRoom, no lock: the room was made for this session, and
+	// nothing routes to the agent in it before the binding below exists
+	// (the agent joins the room after).
 	now := time.Now()
 	s := store.Session{ID: jam.New[jam.SessionID](m.d.minter), WorkspaceID: ws, TemplateID: t.ID, Peer: key, Room: room, Role: d.Role,
 		Overrides: ov, CreatedAt: now}
@@ -371,11 +372,9 @@ const (
 // store keeps events unsealed); GET /v1/delegations/{id} has them.
 func (d *daemon) delegationChanged(v store.Delegation) {
 	ctx := context.Background()
-	var result *store.DelegationResult
-	if v.State == store.DelegationSubmitted {
-		if r, err := d.store.DelegationResultGet(ctx, v.WorkspaceID, v.ID); err == nil {
-			result = &r
-		}
+	result, err := d.submittedResult(ctx, v)
+	if err != nil {
+		d.log.Warn("delegation event without its verdict", "delegation", v.ID, "err", err)
 	}
 	w := d.wireDelegation(ctx, v, result)
 	w.Instructions = ""

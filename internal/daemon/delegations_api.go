@@ -45,17 +45,25 @@ func (d *daemon) Delegations(ctx context.Context, q wire.DelegationQuery) ([]wir
 	out := make([]wire.Delegation, 0, len(list))
 	for _, v := range list {
 		// The verdict column needs a submitted delegation's result.
-		var result *store.DelegationResult
-		if v.State == store.DelegationSubmitted {
-			r, err := d.store.DelegationResultGet(ctx, d.workspace.ID, v.ID)
-			if err != nil {
-				return nil, fmt.Errorf("list delegations: the result of %s: %w", v.ID, err)
-			}
-			result = &r
+		result, err := d.submittedResult(ctx, v)
+		if err != nil {
+			return nil, fmt.Errorf("list delegations: %w", err)
 		}
 		out = append(out, d.wireDelegation(ctx, v, result))
 	}
 	return out, nil
+}
+
+// submittedResult is v's result when it is submitted, else nil.
+func (d *daemon) submittedResult(ctx context.Context, v store.Delegation) (*store.DelegationResult, error) {
+	if v.State != store.DelegationSubmitted {
+		return nil, nil
+	}
+	r, err := d.store.DelegationResultGet(ctx, v.WorkspaceID, v.ID)
+	if err != nil {
+		return nil, fmt.Errorf("the result of %s: %w", v.ID, err)
+	}
+	return &r, nil
 }
 
 // Delegation implements api.Delegations.
@@ -116,7 +124,7 @@ func (d *daemon) wireDelegation(ctx context.Context, v store.Delegation, result 
 		}
 	}
 	if v.State == store.DelegationSubmitted && result != nil {
-		out.Verdict = verdictOf(v.ContractName, result.Result)
+		out.Verdict = delegation.VerdictOf(v.ContractName, result.Result)
 	}
 	return out
 }
@@ -129,30 +137,4 @@ func (d *daemon) delegationSession(ctx context.Context, id jam.DelegationID, ses
 		return store.Session{}, false
 	}
 	return s, true
-}
-
-// verdictOf is the short word on a result of a built-in contract: a
-// review's verdict (approve, request_changes), a test's passed or failed;
-// "" for a custom contract or a result that does not say.
-func verdictOf(contract string, result []byte) string {
-	switch contract {
-	case store.ContractReview:
-		var r struct {
-			Verdict string `json:"verdict"`
-		}
-		if json.Unmarshal(result, &r) == nil && (r.Verdict == "approve" || r.Verdict == "request_changes") {
-			return r.Verdict
-		}
-	case store.ContractTest:
-		var r struct {
-			Passed *bool `json:"passed"`
-		}
-		if json.Unmarshal(result, &r) == nil && r.Passed != nil {
-			if *r.Passed {
-				return "passed"
-			}
-			return "failed"
-		}
-	}
-	return ""
 }

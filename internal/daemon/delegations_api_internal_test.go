@@ -185,26 +185,5 @@ func TestDelegationsAPI_sessionUnread(t *testing.T) {
 	require.Nil(t, detail.Result)
 }
 
-func TestVerdictOf(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name, contract, result, want string
-	}{
-		{"review approves", store.ContractReview, `{"verdict":"approve","findings":[]}`, "approve"},
-		{"review asks for changes", store.ContractReview, `{"verdict":"request_changes","findings":[]}`, "request_changes"},
-		{"review with another word", store.ContractReview, `{"verdict":"lgtm"}`, ""},
-		{"test passed", store.ContractTest, `{"passed":true,"commands":[],"failures":[]}`, "passed"},
-		{"test failed", store.ContractTest, `{"passed":false,"commands":[],"failures":[]}`, "failed"},
-		{"test that does not say", store.ContractTest, `{"commands":[]}`, ""},
-		{"custom", store.ContractCustom, `{"verdict":"approve","passed":true}`, ""},
-		{"not JSON", store.ContractReview, `{`, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, verdictOf(tc.contract, []byte(tc.result)))
-		})
-	}
-}
-
 // second is the error of a call's two results.
 func second[T any](_ T, err error) error { return err }

@@ -167,14 +167,15 @@ func (d *daemon) Operation(ctx context.Context, ref string) (wire.Operation, err
 // latestReview answers the merge's review gate from the delegations: the
 // newest submitted review of the change set.
 func (d *daemon) latestReview(ctx context.Context, cs jam.ChangeSetID) (delivery.Review, bool, error) {
-	if d.msg == nil || d.msg.delegations == nil {
-		return delivery.Review{}, false, fmt.Errorf("%w: delegations are not running", jam.ErrUnavailable)
+	svc, err := d.delegationService()
+	if err != nil {
+		return delivery.Review{}, false, err
 	}
-	del, ok, err := d.msg.delegations.LatestReview(ctx, d.workspace.ID, cs)
+	del, ok, err := svc.LatestReview(ctx, d.workspace.ID, cs)
 	if err != nil || !ok {
 		return delivery.Review{}, false, err
 	}
-	approved, err := d.msg.delegations.Verdict(ctx, d.workspace.ID, del.ID)
+	approved, err := svc.Verdict(ctx, d.workspace.ID, del.ID)
 	if err != nil {
 		return delivery.Review{}, false, err
 	}

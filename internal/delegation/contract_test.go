@@ -10,6 +10,7 @@ import (
 
 	"github.com/jamhq/jam/internal/delegation"
 	"github.com/jamhq/jam/internal/jam"
+	"github.com/jamhq/jam/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -204,4 +205,27 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVerdictOf: the word on each built-in contract's result, and none
+// for a custom contract, a word the contract does not have, or no JSON.
+func TestVerdictOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, contract, result, want string
+	}{
+		{"review approves", store.ContractReview, `{"verdict":"approve","findings":[]}`, "approve"},
+		{"review asks for changes", store.ContractReview, `{"verdict":"request_changes","findings":[]}`, "request_changes"},
+		{"review with another word", store.ContractReview, `{"verdict":"lgtm"}`, ""},
+		{"test passed", store.ContractTest, `{"passed":true,"commands":[],"failures":[]}`, "passed"},
+		{"test failed", store.ContractTest, `{"passed":false,"commands":[],"failures":[]}`, "failed"},
+		{"test that does not say", store.ContractTest, `{"commands":[]}`, ""},
+		{"custom", store.ContractCustom, `{"verdict":"approve","passed":true}`, ""},
+		{"not JSON", store.ContractReview, `{`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, delegation.VerdictOf(tc.contract, []byte(tc.result)))
+		})
+	}
 }

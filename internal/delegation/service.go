@@ -368,30 +368,58 @@ func (s *Service) notify(ctx context.Context, d store.Delegation, text string) {
 }
 
 // verdictLine is the short word on a result: for a review its verdict and
-// its findings, for a test whether it passed.
+// its findings, for a test whether it passed and its failures.
 func verdictLine(contract string, result []byte) string {
+	var r struct {
+		Findings []json.RawMessage `json:"findings"`
+		Failures []json.RawMessage `json:"failures"`
+	}
+	word := VerdictOf(contract, result)
+	if word == "" || json.Unmarshal(result, &r) != nil {
+		return fmt.Sprintf("a %s result of %d bytes", contract, len(result))
+	}
+	switch word {
+	case VerdictPassed:
+		return word
+	case VerdictFailed:
+		return fmt.Sprintf("%s, %d %s", word, len(r.Failures), plural(len(r.Failures), "failure", "failures"))
+	}
+	return fmt.Sprintf("%s, %d %s", word, len(r.Findings), plural(len(r.Findings), "finding", "findings"))
+}
+
+// The verdicts of the built-in contracts' results.
+const (
+	VerdictApprove        = "approve"
+	VerdictRequestChanges = "request_changes"
+	VerdictPassed         = "passed"
+	VerdictFailed         = "failed"
+)
+
+// VerdictOf is the word on a result of a built-in contract: a review's
+// verdict (VerdictApprove, VerdictRequestChanges), a test's VerdictPassed
+// or VerdictFailed; "" for a custom contract or a result that does not
+// say.
+func VerdictOf(contract string, result []byte) string {
 	switch contract {
 	case store.ContractReview:
 		var r struct {
-			Verdict  string            `json:"verdict"`
-			Findings []json.RawMessage `json:"findings"`
+			Verdict string `json:"verdict"`
 		}
-		if json.Unmarshal(result, &r) == nil {
-			return fmt.Sprintf("%s, %d %s", r.Verdict, len(r.Findings), plural(len(r.Findings), "finding", "findings"))
+		if json.Unmarshal(result, &r) == nil && (r.Verdict == VerdictApprove || r.Verdict == VerdictRequestChanges) {
+			return r.Verdict
 		}
 	case store.ContractTest:
 		var r struct {
-			Passed   bool              `json:"passed"`
-			Failures []json.RawMessage `json:"failures"`
+			Passed *bool `json:"passed"`
 		}
-		if json.Unmarshal(result, &r) == nil {
-			if r.Passed {
-				return "passed"
+		if json.Unmarshal(result, &r) == nil && r.Passed != nil {
+			if *r.Passed {
+				return VerdictPassed
 			}
-			return fmt.Sprintf("failed, %d %s", len(r.Failures), plural(len(r.Failures), "failure", "failures"))
+			return VerdictFailed
 		}
 	}
-	return fmt.Sprintf("a %s result of %d bytes", contract, len(result))
+	return ""
 }
 
 func plural(n int, one, many string) string {
@@ -483,11 +511,8 @@ func (s *Service) Verdict(ctx context.Context, ws jam.WorkspaceID, id jam.Delega
 	if sum := sha256.Sum256(r.Result); hex.EncodeToString(sum[:]) != r.Digest {
 		return false, fmt.Errorf("verdict: %w: the result of %s does not match its digest", jam.ErrUnavailable, id)
 	}
-	var v struct {
-		Verdict string `json:"verdict"`
+	if !json.Valid(r.Result) {
+		return false, fmt.Errorf("verdict: %w: the result of %s is not JSON", jam.ErrUnavailable, id)
 	}
-	if err := json.Unmarshal(r.Result, &v); err != nil {
-		return false, fmt.Errorf("verdict: the result of %s: %w", id, err)
-	}
-	return v.Verdict == "approve", nil
+	return VerdictOf(d.ContractName, r.Result) == VerdictApprove, nil
 }
