@@ -130,6 +130,35 @@ type DelegationListParams struct {
 	Limit int
 }
 
+// DelegationListLead is the filter a dialect's list query leads with as a
+// plain equality, for its index; the other filters only narrow what it
+// finds.
+type DelegationListLead int
+
+// The leads, from the most selective.
+const (
+	LeadNone      DelegationListLead = iota // no filter: the workspace's newest
+	LeadChild                               // the child's unique index
+	LeadChangeSet                           // the change set's index
+	LeadParent                              // the parent's index
+	LeadState                               // the state's index
+)
+
+// Lead is the most selective filter p sets.
+func (p DelegationListParams) Lead() DelegationListLead {
+	switch {
+	case p.Child != "":
+		return LeadChild
+	case p.ChangeSet != "":
+		return LeadChangeSet
+	case p.Parent != "":
+		return LeadParent
+	case p.State != "":
+		return LeadState
+	}
+	return LeadNone
+}
+
 // DelegationSetChildParams records the child session of a pending
 // delegation and moves it to running.
 type DelegationSetChildParams struct {

@@ -170,3 +170,21 @@ func TestDelegationParams_Validate(t *testing.T) {
 		require.Equal(t, tt.want, got, tt.name)
 	}
 }
+
+// TestDelegationListParams_Lead: a list leads with its most selective
+// filter: the child, then the change set, the parent, the state.
+func TestDelegationListParams_Lead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    store.DelegationListParams
+		want store.DelegationListLead
+	}{
+		{store.DelegationListParams{}, store.LeadNone},
+		{store.DelegationListParams{State: store.DelegationRunning}, store.LeadState},
+		{store.DelegationListParams{Parent: "sess_p", State: store.DelegationRunning}, store.LeadParent},
+		{store.DelegationListParams{Parent: "sess_p", ChangeSet: "cs_x"}, store.LeadChangeSet},
+		{store.DelegationListParams{Parent: "sess_p", ChangeSet: "cs_x", Child: "sess_c", State: store.DelegationRunning}, store.LeadChild},
+	} {
+		require.Equal(t, tc.want, tc.p.Lead(), "%+v", tc.p)
+	}
+}

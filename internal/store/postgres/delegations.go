@@ -41,8 +41,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::bigint, $15
 	// The list takes (workspace, parent, child, change set, state, limit)
 	// and applies every filter that is not '', led, as in the SQLite
 	// dialect, by the one an index answers best as a plain equality (a
-	// generic plan cannot drop a '' escape); delegationListQuery picks
-	// the query. The change set is read from the JSON object of inputs,
+	// generic plan cannot drop a '' escape); delegationListQueries has
+	// them by their lead. The change set is read from the JSON object of inputs,
 	// with the expression of its index (migration 0027).
 	delegationSelect     = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = $1`
 	delegationChangeSet  = `((inputs::jsonb) ->> 'change_set_id')`
@@ -120,7 +120,7 @@ func (s *Store) DelegationList(ctx context.Context, p store.DelegationListParams
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", err)
 	}
-	out, err := queryAll(ctx, s.pool, s.scanDelegation, delegationListQuery(p), p.WorkspaceID, string(p.Parent), string(p.Child),
+	out, err := queryAll(ctx, s.pool, s.scanDelegation, delegationListQueries[p.Lead()], p.WorkspaceID, string(p.Parent), string(p.Child),
 		string(p.ChangeSet), string(p.State), limit)
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", mapErr(err))
@@ -128,20 +128,14 @@ func (s *Store) DelegationList(ctx context.Context, p store.DelegationListParams
 	return out, nil
 }
 
-// delegationListQuery is the list query led by the most selective
-// filter p sets.
-func delegationListQuery(p store.DelegationListParams) string {
-	switch {
-	case p.Child != "":
-		return delegationListByChild
-	case p.ChangeSet != "":
-		return delegationListByChangeSet
-	case p.Parent != "":
-		return delegationListByParent
-	case p.State != "":
-		return delegationListByState
-	}
-	return delegationList
+// delegationListQueries are the list queries by the filter they lead
+// with (store.DelegationListParams.Lead).
+var delegationListQueries = [...]string{
+	store.LeadNone:      delegationList,
+	store.LeadChild:     delegationListByChild,
+	store.LeadChangeSet: delegationListByChangeSet,
+	store.LeadParent:    delegationListByParent,
+	store.LeadState:     delegationListByState,
 }
 
 // DelegationSetChild implements [store.Delegations].

@@ -41,7 +41,7 @@ reason, error, attempts, max_attempts, generation, created_at, updated_at`
 	// filter as a plain equality, the one an index answers best (the
 	// child's unique index, then the change set's, the parent's, the
 	// state's); the others, written with their '' escape, only narrow
-	// what it finds. delegationListQuery picks the query.
+	// what it finds. delegationListQueries has them by their lead.
 	delegationSelect     = `SELECT ` + delegationColumns + ` FROM delegations WHERE workspace_id = ?1`
 	delegationChangeSet  = `json_extract(inputs, '$.change_set_id')`
 	delegationListFilter = ` AND (?2 = '' OR parent_session = ?2) AND (?3 = '' OR child_session = ?3)
@@ -118,27 +118,21 @@ func (s *Store) DelegationList(ctx context.Context, p store.DelegationListParams
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", err)
 	}
-	out, err := queryAll(ctx, s.reader, s.scanDelegation, delegationListQuery(p), p.WorkspaceID, p.Parent, p.Child, p.ChangeSet, p.State, limit)
+	out, err := queryAll(ctx, s.reader, s.scanDelegation, delegationListQueries[p.Lead()], p.WorkspaceID, p.Parent, p.Child, p.ChangeSet, p.State, limit)
 	if err != nil {
 		return nil, fmt.Errorf("delegations: %w", storageFault(err))
 	}
 	return out, nil
 }
 
-// delegationListQuery is the list query led by the most selective
-// filter p sets.
-func delegationListQuery(p store.DelegationListParams) string {
-	switch {
-	case p.Child != "":
-		return delegationListByChild
-	case p.ChangeSet != "":
-		return delegationListByChangeSet
-	case p.Parent != "":
-		return delegationListByParent
-	case p.State != "":
-		return delegationListByState
-	}
-	return delegationList
+// delegationListQueries are the list queries by the filter they lead
+// with (store.DelegationListParams.Lead).
+var delegationListQueries = [...]string{
+	store.LeadNone:      delegationList,
+	store.LeadChild:     delegationListByChild,
+	store.LeadChangeSet: delegationListByChangeSet,
+	store.LeadParent:    delegationListByParent,
+	store.LeadState:     delegationListByState,
 }
 
 // DelegationSetChild implements [store.Delegations].
