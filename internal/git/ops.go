@@ -66,13 +66,17 @@ func BranchDelete(ctx context.Context, dir, branch string) error {
 // repository without commits fails with jam.ErrNotFound; an existing
 // branch or a path that exists and is not empty, with jam.ErrAlreadyExists.
 func WorktreeAddBranch(ctx context.Context, repo, path, branch string) error {
-	return worktreeAdd(ctx, repo, path, branch, "-b", branch, "--", path)
+	return WorktreeAddBranchAt(ctx, repo, path, branch, "")
 }
 
 // WorktreeAddBranchAt is WorktreeAddBranch with the new branch at commit
-// (a full object name) instead of HEAD.
+// (a full object name) instead of HEAD; commit "" is HEAD.
 func WorktreeAddBranchAt(ctx context.Context, repo, path, branch, commit string) error {
-	return worktreeAdd(ctx, repo, path, branch, "-b", branch, "--", path, commit)
+	args := []string{"-b", branch, "--", path}
+	if commit != "" {
+		args = append(args, commit)
+	}
+	return worktreeAdd(ctx, repo, path, branch, args...)
 }
 
 // WorktreeAdd checks out an existing branch as a new linked worktree at

@@ -72,13 +72,7 @@ func NewAt(ctx context.Context, root string, id jam.WorktreeID, t store.Template
 	if _, err := os.Stat(filepath.Join(w.Path, ".git")); err == nil {
 		return w, nil // created before a crash kept us from recording it
 	}
-	add := gitcli.WorktreeAddBranch
-	if commit != "" {
-		add = func(ctx context.Context, repo, path, branch string) error {
-			return gitcli.WorktreeAddBranchAt(ctx, repo, path, branch, commit)
-		}
-	}
-	if err := add(ctx, w.Repo, w.Path, w.Branch); err != nil {
+	if err := gitcli.WorktreeAddBranchAt(ctx, w.Repo, w.Path, w.Branch, commit); err != nil {
 		return store.Worktree{}, err
 	}
 	return w, nil
